@@ -1,0 +1,1 @@
+"""Wire models of every event, job, result, record and envelope, serialised with orjson."""
