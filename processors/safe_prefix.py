@@ -1,0 +1,63 @@
+"""Which messages may be buffered while a tool call is still open (spec §4.4.3, §4.4 step 3).
+
+A pending tool call's result will arrive later as more parts of the same message (or a message with
+the same ``tool_call_id``). Buffering the call without its result would observe half a tool pair and,
+because a chunk's cursor is ``max(created_at) + 1 ms``, could hide the result forever. So the newest
+message is held back while it has a pending call, and the whole cut is deferred when it is unsafe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from schemas.messages import ChatMessage, StepStartPart, ToolInvocationPart
+
+
+def _pending_call_ids(message: ChatMessage) -> set[str]:
+    return {
+        p.tool_call_id
+        for p in message.parts
+        if isinstance(p, ToolInvocationPart) and p.is_pending
+    }
+
+
+def _call_ids(message: ChatMessage) -> set[str]:
+    return {p.tool_call_id for p in message.parts if isinstance(p, ToolInvocationPart)}
+
+
+def select_safe_buffer_prefix(candidates: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The candidates that can be buffered now; ``[]`` means "defer until the call resolves"."""
+    ordered = sorted(candidates, key=lambda m: m.created_at)
+    if not ordered:
+        return []
+    newest_at = ordered[-1].created_at
+    newest = [m for m in ordered if m.created_at == newest_at]
+    pending = [m for m in newest if _pending_call_ids(m)]
+    if not pending:
+        return ordered
+    if len(newest) > 1:
+        return []
+    open_message = pending[0]
+    open_ids = _pending_call_ids(open_message)
+    kept = ordered[:-1]
+    for message in kept:
+        if message.created_at + 1 >= newest_at or _call_ids(message) & open_ids:
+            return []
+    return kept
+
+
+def has_incomplete_tool_calls(window: Sequence[ChatMessage]) -> bool:
+    """Whether the newest message's latest step still waits for a tool result.
+
+    Observing now would cut a tool pair in half, so the synchronous observation waits a step.
+    """
+    if not window:
+        return False
+    newest = max(window, key=lambda m: m.created_at)
+    latest_step: list = []
+    for part in newest.parts:
+        if isinstance(part, StepStartPart):
+            latest_step = []
+        else:
+            latest_step.append(part)
+    return any(isinstance(p, ToolInvocationPart) and p.is_pending for p in latest_step)

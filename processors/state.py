@@ -1,0 +1,104 @@
+"""The per-key state the processor folds events into — everything a decision may depend on.
+
+Theory of operation: the state of a lookup key is a pure fold over its events (messages, control
+events, worker results). It is checkpointed through a changelog and can be rebuilt by replaying the
+log. Nothing outside it (no clock, no process-wide map, no database flag) influences a decision.
+
+What it keeps that Mastra keeps elsewhere:
+
+* ``window`` — the unobserved messages, by id, in event-time order. Mastra re-derives them from the
+  cursor (``createdAt > lastObservedAt``), which silently treats a late message as observed (spec
+  §12.12). Tracking the window by id means a message leaves it only when an applied observation
+  covers it: nothing is lost.
+* ``in_flight`` — jobs handed to workers and not yet answered; a result is applied only if its cycle
+  is still here (compare-and-set, ARCHITECTURE rule 4).
+* ``observed`` — ids already observed, kept for ``LATE_TOLERANCE_MS`` of event time behind the cursor,
+  so a producer's retry or a replay of an observed message is recognised as a duplicate.
+
+States are immutable (frozen models); the core builds a new one per event with ``model_copy``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict, Field
+
+from schemas.base import VersionedModel, WireModel
+from schemas.lifecycle import AppliedThrough
+from schemas.messages import ChatMessage
+from schemas.record import OMRecord, ThreadMeta
+
+LATE_TOLERANCE_MS = 24 * 3_600_000
+APPLIED_CYCLES_KEPT = 256
+
+InFlightKind = Literal["buffer", "observe", "reflect-background", "reflect-sync"]
+
+
+class InFlight(WireModel):
+    model_config = ConfigDict(frozen=True)
+    cycle_id: str
+    kind: InFlightKind
+    issued_at: int
+    generation: int
+    message_ids: tuple[str, ...] = ()
+    tokens: int = 0
+    line_count: int = 0
+
+
+class Counters(WireModel):
+    """What was refused or ignored, so that "dropped and counted" is observable."""
+
+    model_config = ConfigDict(frozen=True)
+    stale_results: int = 0
+    duplicate_results: int = 0
+    duplicate_messages: int = 0
+    late_messages_dropped: int = 0
+    abandoned_jobs: int = 0
+
+
+class KeyState(VersionedModel):
+    model_config = ConfigDict(frozen=True)
+    kind: Literal["key-state"] = "key-state"
+    key: str
+    record: OMRecord
+    window: tuple[ChatMessage, ...] = ()
+    message_tokens: dict[str, int] = Field(default_factory=dict)
+    observed: dict[str, int] = Field(default_factory=dict)
+    threads: dict[str, ThreadMeta] = Field(default_factory=dict)
+    in_flight: tuple[InFlight, ...] = ()
+    applied_cycles: tuple[str, ...] = ()
+    seq: int = 0
+    version: int = 0
+    clock: int = Field(default=0, description="max event time seen on messages/control events")
+    last_message_at: int | None = Field(default=None, description="last part time, any role")
+    last_activity_at: int | None = Field(default=None, description="assistant activity (TTL)")
+    last_model: str | None = None
+    actor_model: str | None = None
+    reflection_suppressed_at: int | None = None
+    reflection_buffer_started: bool = False
+    applied_through: AppliedThrough | None = None
+    deleted: bool = False
+    counters: Counters = Field(default_factory=Counters)
+
+    def flight(self, kind: InFlightKind) -> InFlight | None:
+        return next((f for f in self.in_flight if f.kind == kind), None)
+
+    def find_flight(self, cycle_id: str) -> InFlight | None:
+        return next((f for f in self.in_flight if f.cycle_id == cycle_id), None)
+
+    def pending_tokens(self) -> int:
+        """Tokens of the unobserved window, Mastra's ``countMessages`` (24 + Σ per message)."""
+        if not self.window:
+            return 0
+        return 24 + sum(self.message_tokens.get(m.id, 0) for m in self.window)
+
+    def chunked_ids(self) -> set[str]:
+        return {mid for c in self.record.buffered_chunks for mid in c.message_ids}
+
+    def busy_ids(self) -> set[str]:
+        """Messages already in a chunk or in an in-flight observation: not candidates again."""
+        ids = self.chunked_ids()
+        for f in self.in_flight:
+            ids.update(f.message_ids)
+        return ids

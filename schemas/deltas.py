@@ -1,0 +1,66 @@
+"""Materialisation deltas: what the processor tells ClickHouse, on the records topic.
+
+Every delta carries ``version`` — the key's applied-event counter — so that the ClickHouse tables
+(ReplacingMergeTree on version) keep the newest state however often a delta is redelivered.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Discriminator, Field, Tag
+
+from schemas.base import VersionedModel
+from schemas.record import BufferedChunk, OMRecord, ThreadMeta
+
+
+class RecordSnapshot(VersionedModel):
+    """The head generation after a change, plus per-thread metadata and the unobserved window ids."""
+
+    kind: Literal["record-snapshot"] = "record-snapshot"
+    key: str
+    version: int
+    at: int
+    record: OMRecord
+    threads: dict[str, ThreadMeta] = Field(default_factory=dict)
+    pending_message_tokens: int = 0
+    unobserved_message_ids: list[str] = Field(default_factory=list)
+
+
+class MessagesObserved(VersionedModel):
+    """Messages that left the unobserved window: covered by the observation of ``cycle_id``."""
+
+    kind: Literal["messages-observed"] = "messages-observed"
+    key: str
+    version: int
+    at: int
+    cycle_id: str
+    generation: int
+    message_ids: list[str]
+    range: str = Field(description="'<first id>:<last id>' in time order")
+
+
+class ChunkChanged(VersionedModel):
+    """A buffered chunk was stored, activated or dropped (stale)."""
+
+    kind: Literal["chunk"] = "chunk"
+    key: str
+    version: int
+    at: int
+    generation: int
+    status: Literal["buffered", "activated", "dropped"]
+    chunk: BufferedChunk
+
+
+def _kind(value: Any) -> str:
+    return value.get("kind", "") if isinstance(value, dict) else getattr(value, "kind", "")
+
+
+Delta = Annotated[
+    Union[
+        Annotated[RecordSnapshot, Tag("record-snapshot")],
+        Annotated[MessagesObserved, Tag("messages-observed")],
+        Annotated[ChunkChanged, Tag("chunk")],
+    ],
+    Discriminator(_kind),
+]

@@ -1,0 +1,153 @@
+"""Work orders from the processor to the LLM workers, and what the workers send back.
+
+A job is self-contained: the worker needs no OM state to run it (it holds none), only the job and its
+own model configuration. A result names its ``cycle_id``; the processor applies it only if the cycle
+is still the one it is waiting for (compare-and-set inside the fold, ARCHITECTURE rule 4), so a
+duplicate or late result is dropped and counted, never applied twice.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+import orjson
+from pydantic import Discriminator, Field, Tag
+
+from schemas.base import SchemaError, VersionedModel, WireModel
+from schemas.messages import ChatMessage
+from schemas.record import Scope
+
+ObserveMode = Literal["sync", "buffer"]
+ReflectMode = Literal["sync", "background"]
+
+
+class PriorMetadata(WireModel):
+    """Continuity hints shown to the Observer (spec §5.2 "Prior Thread Metadata")."""
+
+    current_task: str | None = None
+    suggested_response: str | None = None
+    thread_title: str | None = None
+    extracted: dict[str, Any] = Field(default_factory=dict)
+
+
+class JobHeader(VersionedModel):
+    cycle_id: str = Field(min_length=1)
+    key: str = Field(min_length=1)
+    scope: Scope = "thread"
+    thread_id: str | None = None
+    resource_id: str
+    record_id: str
+    generation: int = Field(ge=0)
+    issued_at: int = Field(ge=0, description="event time (ms) at which the processor decided")
+
+
+class ObserveJob(JobHeader):
+    """Observe ``messages``: synchronously (the threshold was crossed) or as a background chunk."""
+
+    kind: Literal["observe"] = "observe"
+    mode: ObserveMode
+    messages: list[ChatMessage]
+    tokens_to_observe: int = Field(ge=0)
+    prior_observations: str = ""
+    prior_metadata: PriorMetadata = Field(default_factory=PriorMetadata)
+    continuation_hints: bool = True
+    timezone: str = "UTC"
+
+
+class ReflectJob(JobHeader):
+    """Reflect the first ``line_count`` lines of the generation's observations."""
+
+    kind: Literal["reflect"] = "reflect"
+    mode: ReflectMode
+    observations: str
+    line_count: int = Field(ge=0)
+    input_tokens: int = Field(ge=0)
+    target_tokens: int = Field(ge=0)
+    start_level: int = Field(ge=0, le=4)
+    continuation_hints: bool = True
+
+
+class Usage(WireModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class ResultHeader(VersionedModel):
+    cycle_id: str = Field(min_length=1)
+    key: str = Field(min_length=1)
+    generation: int = Field(ge=0)
+    ok: bool
+    started_at: int = Field(ge=0)
+    completed_at: int = Field(ge=0)
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 1
+
+
+class ObserveResult(ResultHeader):
+    kind: Literal["observe-result"] = "observe-result"
+    mode: ObserveMode
+    observations: str = ""
+    current_task: str | None = None
+    suggested_response: str | None = None
+    thread_title: str | None = None
+    extracted_values: dict[str, Any] | None = None
+    extraction_failures: list[dict[str, Any]] | None = None
+    degenerate: bool = False
+
+
+class ReflectResult(ResultHeader):
+    kind: Literal["reflect-result"] = "reflect-result"
+    mode: ReflectMode
+    observations: str = ""
+    suggested_response: str | None = None
+    compression_level: int | None = None
+
+
+def _kind(value: Any) -> str:
+    return value.get("kind", "") if isinstance(value, dict) else getattr(value, "kind", "")
+
+
+Job = Annotated[
+    Union[Annotated[ObserveJob, Tag("observe")], Annotated[ReflectJob, Tag("reflect")]],
+    Discriminator(_kind),
+]
+JobResult = Annotated[
+    Union[
+        Annotated[ObserveResult, Tag("observe-result")],
+        Annotated[ReflectResult, Tag("reflect-result")],
+    ],
+    Discriminator(_kind),
+]
+
+
+_JOB_KINDS: dict[str, type[VersionedModel]] = {"observe": ObserveJob, "reflect": ReflectJob}
+_RESULT_KINDS: dict[str, type[VersionedModel]] = {
+    "observe-result": ObserveResult,
+    "reflect-result": ReflectResult,
+}
+
+
+def decode_job(data: bytes) -> ObserveJob | ReflectJob:
+    return _decode_by_kind(data, _JOB_KINDS)  # type: ignore[return-value]
+
+
+def decode_result(data: bytes) -> ObserveResult | ReflectResult:
+    return _decode_by_kind(data, _RESULT_KINDS)  # type: ignore[return-value]
+
+
+def _decode_by_kind(data: bytes, kinds: dict[str, type[VersionedModel]]) -> VersionedModel:
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise SchemaError("", f"not valid JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise SchemaError("", f"expected a JSON object, got {type(obj).__name__}")
+    model = kinds.get(obj.get("kind"))  # type: ignore[arg-type]
+    if model is None:
+        raise SchemaError("kind", f"expected one of {sorted(kinds)}, got {obj.get('kind')!r}")
+    return model.from_obj(obj)
