@@ -1,0 +1,1 @@
+"""The pure core: decisions, prompts and parsing, with no IO."""
