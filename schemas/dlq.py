@@ -52,7 +52,7 @@ class DeadLetter(VersionedModel):
         failed_at: int,
     ) -> DeadLetter:
         """Wrap a failed input record; a :class:`SchemaError` contributes the field it names."""
-        field = error.field or None if isinstance(error, SchemaError) else None
+        field = (error.field or None) if isinstance(error, SchemaError) else None
         return cls(
             topic=topic,
             partition=partition,
