@@ -54,7 +54,6 @@ class Counters(WireModel):
     duplicate_results: int = 0
     duplicate_messages: int = 0
     late_messages_dropped: int = 0
-    abandoned_jobs: int = 0
 
 
 class KeyState(VersionedModel):

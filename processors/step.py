@@ -11,8 +11,12 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from processors.config import OMConfig, dynamic_threshold, effective_message_tokens
-from processors.config import effective_reflection_tokens
+from processors.config import OMConfig
+from processors.thresholds_config import (
+    dynamic_threshold,
+    effective_message_tokens,
+    effective_reflection_tokens,
+)
 from processors.state import InFlight, KeyState
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
@@ -95,10 +99,8 @@ class Step:
 
     def message_threshold(self) -> int:
         """The observation threshold now (dynamic under share_token_budget; overrides applied)."""
-        low, high = effective_message_tokens(
-            self.config.resolved, self.state.record.config_overrides
-        )
-        return dynamic_threshold((low, high), self.state.record.observation_token_count)
+        budget = effective_message_tokens(self.config.resolved, self.state.record.config_overrides)
+        return dynamic_threshold(budget, self.state.record.observation_token_count)
 
     def reflection_threshold(self) -> int:
         return effective_reflection_tokens(
