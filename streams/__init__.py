@@ -1,0 +1,1 @@
+"""The runtime shell: Faust app, workers, ClickHouse access, reader service and CLI around the pure core."""

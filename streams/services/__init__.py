@@ -1,0 +1,1 @@
+"""Local, no-Docker services (the Apache Kafka broker as a plain JVM process) and their CLI."""

@@ -1,0 +1,184 @@
+"""The local Apache Kafka broker: one KRaft node (broker + controller) as a plain JVM process.
+
+Layout under its home directory (``<data dir>/kafka`` by default; all git-ignored)::
+
+    lib/                 the broker's jars, resolved once from Maven Central (kafka_jars.py)
+    data/                KRaft metadata and topic logs; survives restarts, formatted once
+    logs/server.log      the broker's own log (rolling, size-bounded)
+    broker.out           the JVM's stdout/stderr of the last start (crashes land here)
+    server.properties    rendered from deploy/local/kafka/server.properties on every start
+    broker.pid           the pid of the broker *we* started; `stop` kills only that pid
+
+Starting is idempotent: a live, healthy broker recorded in ``broker.pid`` is left alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import string
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from streams.services import process
+from streams.services.errors import ServiceError
+from streams.services.kafka_health import is_healthy, port_accepts, wait_healthy
+from streams.services.kafka_jars import DEPLOY_DIR, ensure_jars, kafka_version
+from streams.settings import Settings
+
+# Fixed, so a data directory formatted on one run is accepted by every later run.
+CLUSTER_ID = "VwglQ_oNUZOoZlRn9B2YMg"
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+JVM_HEAP = "-Xmx512m"
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    pid: int | None
+    healthy: bool
+    bootstrap: str
+    home: Path
+
+
+@dataclass(frozen=True)
+class LocalKafkaBroker:
+    """A broker listening on 127.0.0.1:``port``, its controller on ``port + 1``."""
+
+    home: Path
+    port: int = 19092
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LocalKafkaBroker:
+        host = settings.kafka_bootstrap.split(",")[0].strip().rsplit(":", 1)[0]
+        if host not in LOCAL_HOSTS:
+            raise ServiceError(
+                f"OM_KAFKA_BOOTSTRAP={settings.kafka_bootstrap} is not on this machine; `om services` only "
+                "manages the local broker (unset OM_KAFKA_BOOTSTRAP or point it at 127.0.0.1:<port>)"
+            )
+        return cls(home=settings.data_dir / "kafka", port=settings.kafka_port)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "broker.pid"
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / "server.properties"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "logs" / "server.log"
+
+    def status(self) -> BrokerStatus:
+        pid = process.running_pid(self.pid_file, self._marker)
+        healthy = is_healthy(self.bootstrap, timeout=3.0) if pid is not None else False
+        return BrokerStatus(pid=pid, healthy=healthy, bootstrap=self.bootstrap, home=self.home)
+
+    def start(self, console: Console | None = None, timeout: float = 120.0) -> bool:
+        """Start the broker and wait until it answers; False if ours was already running."""
+        deadline = time.monotonic() + timeout
+        pid = process.running_pid(self.pid_file, self._marker)
+        if pid is not None:
+            if wait_healthy(self.bootstrap, deadline, lambda: process.is_running(pid, self._marker)):
+                return False
+            raise ServiceError(
+                f"Kafka broker pid {pid} runs but does not answer on {self.bootstrap}; see {self.log_file}, "
+                "then run `om services down` and `om services up`"
+            )
+        if port_accepts("127.0.0.1", self.port) or port_accepts("127.0.0.1", self.port + 1):
+            raise ServiceError(
+                f"port {self.port} or {self.port + 1} is taken by a process `om` did not start; stop it, or "
+                "choose another port with OM_KAFKA_BOOTSTRAP=127.0.0.1:<port>"
+            )
+        java = shutil.which("java")
+        if java is None:
+            raise ServiceError("Java 17+ is not installed; install it (Debian: apt-get install openjdk-17-jre-headless)")
+        ensure_jars(self.home / "lib", console)
+        self._render_config()
+        self._format_storage(java)
+        pid = process.spawn(self._command(java), cwd=self.home, output=self.home / "broker.out", pid_file=self.pid_file)
+        if wait_healthy(self.bootstrap, deadline, lambda: process.is_running(pid, self._marker)):
+            return True
+        alive = process.is_running(pid, self._marker)
+        process.stop(self.pid_file, self._marker)
+        raise ServiceError(
+            f"Kafka {'did not answer within %.0f s' % timeout if alive else 'exited while starting'}:\n"
+            f"{self._output_tail()}\nSee {self.home / 'broker.out'} and {self.log_file}."
+        )
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop the broker recorded in the pid file (SIGTERM, then SIGKILL); False if none ran."""
+        return process.stop(self.pid_file, self._marker, timeout=timeout)
+
+    @property
+    def _marker(self) -> str:
+        """What the broker's command line contains: our config path, unique per broker home."""
+        return str(self.config_file)
+
+    def _command(self, java: str) -> list[str]:
+        return [
+            java, JVM_HEAP, "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={DEPLOY_DIR / 'log4j2.yaml'}",
+            f"-Dkafka.logs.dir={self.home / 'logs'}",
+            "-cp", str(self.home / "lib" / "*"),
+            "kafka.Kafka", str(self.config_file),
+        ]  # fmt: skip
+
+    def _render_config(self) -> None:
+        (self.home / "logs").mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(render_properties(self.port, self.port + 1, self.home / "data"))
+
+    def _format_storage(self, java: str) -> None:
+        """Format KRaft storage on first start only; later starts reuse data/ as it is."""
+        if (self.home / "data" / "meta.properties").is_file():
+            return
+        result = subprocess.run(
+            [
+                java, "-cp", str(self.home / "lib" / "*"),
+                f"-Dlog4j2.configurationFile={DEPLOY_DIR / 'log4j2.yaml'}", f"-Dkafka.logs.dir={self.home / 'logs'}",
+                "kafka.tools.StorageTool", "format", "--ignore-formatted",
+                "-t", CLUSTER_ID, "-c", str(self.config_file),
+            ],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        if result.returncode != 0:
+            raise ServiceError(
+                f"formatting Kafka storage in {self.home / 'data'} failed:\n{result.stdout}{result.stderr}\n"
+                f"If that directory is from another Kafka version, remove it (data is lost) and retry."
+            )
+
+    def _output_tail(self, lines: int = 20) -> str:
+        for path in (self.home / "broker.out", self.log_file):
+            if path.is_file() and path.stat().st_size:
+                return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return "(no output)"
+
+
+def render_properties(port: int, controller_port: int, log_dir: Path | str) -> str:
+    """The broker config from deploy/local/kafka/server.properties with its placeholders filled."""
+    template = string.Template((DEPLOY_DIR / "server.properties").read_text())
+    return template.substitute(port=port, controller_port=controller_port, log_dir=log_dir)
+
+
+def broker_properties(port: int, controller_port: int, log_dir: Path | str) -> dict[str, str]:
+    """The same config as key/value pairs, e.g. to configure the official Docker image by env."""
+    pairs = {}
+    for line in render_properties(port, controller_port, log_dir).splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def describe() -> str:
+    """One line for status output: which broker distribution the local backend runs."""
+    return f"Apache Kafka {kafka_version()} (KRaft, single node)"

@@ -1,0 +1,51 @@
+"""Runtime settings, read once from ``OM_*`` environment variables.
+
+Everything that differs between a laptop, CI and a cluster lives here, so the rest of the code
+never reads the environment itself and tests can build a ``Settings`` with explicit values.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Defaults describe the embedded setup: local broker on 127.0.0.1, chDB under the data dir."""
+
+    model_config = SettingsConfigDict(env_prefix="OM_", extra="ignore")
+
+    data_dir: Path = Field(default=PROJECT_ROOT / ".om", description="local state: broker, chDB, caches")
+    kafka_bootstrap: str = Field(default="127.0.0.1:19092", description="host:port[,host:port...]")
+    clickhouse_dsn: str = Field(default="", description="chdb:///<dir> or http(s)://...; empty = embedded")
+    topic_prefix: str = "om"
+    model: str = Field(default="om-deterministic/observer", description="litellm provider/model string")
+    log_level: str = "INFO"
+    test_backend: Literal["auto", "docker", "local"] = "auto"
+    web_port: int = 6066
+
+    @model_validator(mode="after")
+    def _derive_defaults(self) -> Settings:
+        """The embedded ClickHouse DSN follows the data dir, so moving OM_DATA_DIR moves both."""
+        self.data_dir = self.data_dir.expanduser().resolve()
+        if not self.clickhouse_dsn:
+            self.clickhouse_dsn = f"chdb://{self.data_dir / 'clickhouse'}"
+        return self
+
+    @property
+    def kafka_port(self) -> int:
+        """The port of the first bootstrap address: the one the local broker listens on."""
+        first = self.kafka_bootstrap.split(",")[0].strip()
+        return int(first.rsplit(":", 1)[1])
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """One Settings per process; call ``get_settings.cache_clear()`` after changing the env in tests."""
+    return Settings()

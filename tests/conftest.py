@@ -1,0 +1,70 @@
+"""Session-wide fixtures: the real Kafka broker and ClickHouse engine, started only when asked for.
+
+Pure unit tests never touch these fixtures, so they start nothing. Integration tests ask for
+``kafka_bootstrap`` / ``clickhouse_dsn``; the backend (Docker containers or the project's local
+services) is chosen once per session and shown in the pytest header.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+
+import pytest
+
+from streams.services.kafka_topics import create_topics, delete_topics
+from tests import backends
+
+NO_TESTS_COLLECTED = 5
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"om test backend: {backends.chosen_backend()} (OM_TEST_BACKEND=auto|docker|local)"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that collects nothing must not pass: it usually means a broken path or import."""
+    if exitstatus == NO_TESTS_COLLECTED:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("ERROR: no tests were collected; failing the run on purpose", red=True, bold=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
+def test_backend() -> str:
+    return backends.chosen_backend()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(test_backend: str) -> Iterator[str]:
+    """``host:port`` of a real broker, up for the whole session."""
+    starter = backends.docker_kafka if test_backend == "docker" else backends.local_kafka
+    with starter() as bootstrap:
+        yield bootstrap
+
+
+@pytest.fixture(scope="session")
+def clickhouse_dsn(test_backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A DSN for :func:`streams.clickhouse.connect`: a server (docker) or chDB in a session temp dir."""
+    if test_backend == "docker":
+        with backends.docker_clickhouse() as dsn:
+            yield dsn
+    else:
+        yield f"chdb://{tmp_path_factory.mktemp('clickhouse')}"
+
+
+@pytest.fixture
+async def new_topic(kafka_bootstrap: str) -> AsyncIterator[Callable[..., Awaitable[str]]]:
+    """``await new_topic(partitions=1)`` creates a uniquely named topic, deleted after the test."""
+    created: list[str] = []
+
+    async def make(partitions: int = 1, prefix: str = "test") -> str:
+        name = f"{prefix}.{uuid.uuid4().hex[:12]}"
+        await create_topics(kafka_bootstrap, [name], partitions=partitions)
+        created.append(name)
+        return name
+
+    yield make
+    if created:
+        await delete_topics(kafka_bootstrap, created)

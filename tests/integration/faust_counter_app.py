@@ -1,0 +1,31 @@
+"""A minimal Faust app for the exactly-once compatibility test: count records per key in a table.
+
+Run as its own worker process (``faust -A tests.integration.faust_counter_app worker``) so the
+test exercises Faust exactly as deployed. Configured by env: FAUST_TEST_BROKER, FAUST_TEST_APP_ID,
+FAUST_TEST_SOURCE, FAUST_TEST_SINK.
+"""
+
+import os
+
+import faust
+
+app = faust.App(
+    os.environ["FAUST_TEST_APP_ID"],
+    broker=f"kafka://{os.environ['FAUST_TEST_BROKER']}",
+    store="memory://",
+    processing_guarantee="exactly_once",
+    topic_partitions=2,
+    topic_replication_factor=1,
+    web_enabled=False,
+    broker_commit_interval=0.2,
+)
+source = app.topic(os.environ["FAUST_TEST_SOURCE"], key_serializer="raw", value_serializer="raw")
+sink = app.topic(os.environ["FAUST_TEST_SINK"], key_serializer="raw", value_serializer="raw")
+counts = app.Table("counts", default=int, partitions=2)
+
+
+@app.agent(source)
+async def count(stream):
+    async for key, _value in stream.items():
+        counts[key.decode()] += 1
+        await sink.send(key=key, value=str(counts[key.decode()]).encode())

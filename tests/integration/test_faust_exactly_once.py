@@ -1,0 +1,109 @@
+"""Faust tables with ``processing_guarantee='exactly_once'`` work against the pinned broker.
+
+A counting worker runs as a real subprocess; after a graceful restart it must rebuild its table
+from the changelog and carry on counting, and read_committed readers of its output must see
+each count exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from streams.settings import PROJECT_ROOT
+from tests.integration.kafka_helpers import FAST_CONSUMER, read_records
+
+pytestmark = pytest.mark.integration
+
+READY_LINE = "[^Worker]: Ready"
+
+
+async def test_faust_table_counts_exactly_once_across_a_worker_restart(
+    kafka_bootstrap: str, new_topic, tmp_path: Path
+) -> None:
+    source, sink = await new_topic(partitions=2), await new_topic(partitions=2)
+    env = {
+        "FAUST_TEST_BROKER": kafka_bootstrap,
+        "FAUST_TEST_APP_ID": f"om-test-eos-{uuid.uuid4().hex[:8]}",
+        "FAUST_TEST_SOURCE": source,
+        "FAUST_TEST_SINK": sink,
+    }
+    with _worker(env, tmp_path / "worker-1.log"):
+        await _produce(kafka_bootstrap, source, 10)
+        first = await _read_counts(kafka_bootstrap, sink, 10)
+    with _worker(env, tmp_path / "worker-2.log"):
+        await _produce(kafka_bootstrap, source, 6)
+        both = await _read_counts(kafka_bootstrap, sink, 16)
+
+    assert first == {b"k0": list(range(1, 6)), b"k1": list(range(1, 6))}
+    assert both == {b"k0": list(range(1, 9)), b"k1": list(range(1, 9))}
+
+
+async def _produce(bootstrap: str, topic: str, count: int) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True)
+    await producer.start()
+    try:
+        for i in range(count):
+            await producer.send(topic, b"x", key=f"k{i % 2}".encode())
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def _read_counts(bootstrap: str, topic: str, count: int) -> dict[bytes, list[int]]:
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, group_id=None, isolation_level="read_committed", **FAST_CONSUMER
+    )
+    await consumer.start()
+    try:
+        records = await read_records(consumer, count, deadline_s=45.0)
+    finally:
+        await consumer.stop()
+    by_key: dict[bytes, list[int]] = {}
+    for record in sorted(records, key=lambda r: (r.partition, r.offset)):
+        by_key.setdefault(record.key, []).append(int(record.value))
+    return by_key
+
+
+class _worker:
+    """``with _worker(env, log):`` a Faust worker subprocess, ready on entry, stopped (SIGTERM) on exit."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self._env, self._log = env, log
+
+    def __enter__(self) -> subprocess.Popen[bytes]:
+        with self._log.open("wb") as out:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "faust", "-A", "tests.integration.faust_counter_app", "worker", "-l", "info"],
+                cwd=PROJECT_ROOT,
+                env={**os.environ, **self._env},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while READY_LINE not in self._log.read_text(errors="replace"):
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                self._stop()
+                raise AssertionError(f"Faust worker not ready:\n{self._log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.1)
+        return self._proc
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()

@@ -1,0 +1,103 @@
+"""The producer guarantees the pipeline's exactly-once effects rest on, against the real broker.
+
+These are the client/broker compatibility checks for aiokafka 0.14 with the pinned Kafka
+version: idempotent producing, transactions that commit consumer offsets atomically with output,
+and read_committed consumers that never see aborted records.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from tests.integration.kafka_helpers import FAST_CONSUMER, read_records
+
+pytestmark = pytest.mark.integration
+
+
+async def test_idempotent_producer_writes_each_record_once_in_order(kafka_bootstrap: str, new_topic) -> None:
+    topic = await new_topic(partitions=1)
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, enable_idempotence=True, acks="all")
+    await producer.start()
+    try:
+        batches = [await producer.send(topic, f"v{i}".encode()) for i in range(50)]
+        offsets = [(await b).offset for b in batches]
+    finally:
+        await producer.stop()
+    assert offsets == list(range(50))
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=kafka_bootstrap, group_id=None, **FAST_CONSUMER)
+    await consumer.start()
+    try:
+        values = [r.value for r in await read_records(consumer, 50)]
+    finally:
+        await consumer.stop()
+    assert values == [f"v{i}".encode() for i in range(50)]
+
+
+async def test_read_committed_consumer_never_sees_aborted_records(kafka_bootstrap: str, new_topic) -> None:
+    topic = await new_topic(partitions=1)
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, transactional_id=f"tx-{uuid.uuid4().hex}")
+    await producer.start()
+    try:
+        async with producer.transaction():
+            await producer.send(topic, b"committed-1")
+        await producer.begin_transaction()
+        await producer.send(topic, b"aborted")
+        await producer.abort_transaction()
+        async with producer.transaction():
+            await producer.send(topic, b"committed-2")
+    finally:
+        await producer.stop()
+
+    committed = await _read(kafka_bootstrap, topic, "read_committed", until=b"committed-2")
+    uncommitted = await _read(kafka_bootstrap, topic, "read_uncommitted", until=b"committed-2")
+    assert committed == [b"committed-1", b"committed-2"]
+    assert uncommitted == [b"committed-1", b"aborted", b"committed-2"]
+
+
+async def test_offsets_committed_in_a_transaction_move_only_when_it_commits(kafka_bootstrap: str, new_topic) -> None:
+    source, sink = await new_topic(partitions=1), await new_topic(partitions=1)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    partition = TopicPartition(source, 0)
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, transactional_id=f"tx-{uuid.uuid4().hex}")
+    await producer.start()
+    try:
+        await producer.begin_transaction()
+        await producer.send(sink, b"out-aborted")
+        await producer.send_offsets_to_transaction({partition: 7}, group)
+        await producer.abort_transaction()
+        assert await _committed(kafka_bootstrap, group, partition) is None
+
+        async with producer.transaction():
+            await producer.send(sink, b"out-committed")
+            await producer.send_offsets_to_transaction({partition: 3}, group)
+    finally:
+        await producer.stop()
+    assert await _committed(kafka_bootstrap, group, partition) == 3
+    assert await _read(kafka_bootstrap, sink, "read_committed", until=b"out-committed") == [b"out-committed"]
+
+
+async def _read(bootstrap: str, topic: str, isolation: str, until: bytes) -> list[bytes]:
+    """Values up to and including ``until``: a committed marker proves everything before it was seen."""
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, group_id=None, isolation_level=isolation, **FAST_CONSUMER
+    )
+    await consumer.start()
+    values: list[bytes] = []
+    try:
+        while until not in values:
+            values.extend(r.value for r in await read_records(consumer, 1))
+    finally:
+        await consumer.stop()
+    return values
+
+
+async def _committed(bootstrap: str, group: str, partition: TopicPartition) -> int | None:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        return await consumer.committed(partition)
+    finally:
+        await consumer.stop()
