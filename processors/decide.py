@@ -40,7 +40,7 @@ from schemas.control import (
     TurnEnd,
     TurnStart,
 )
-from schemas.deltas import Delta, RecordSnapshot
+from schemas.deltas import Delta, KeyDeleted, RecordSnapshot
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from schemas.lifecycle import LifecycleEvent
 from schemas.messages import ChatMessage
@@ -110,7 +110,7 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
                 counter=counter_for(config), now=now)
     try:
         if _apply(step, event) is None:
-            return Decision(state=None)
+            return Decision(state=None, deltas=(_deleted(step),))
     except Rejected as exc:
         return Decision(state=None if fresh else state, rejection=Rejection(exc.field, str(exc)))
     if step.record_changed:
@@ -184,6 +184,12 @@ def _deep_merge(base: dict, patch: dict) -> dict:
         else:
             merged[name] = value
     return merged
+
+
+def _deleted(step: Step) -> KeyDeleted:
+    record = step.state.record
+    return KeyDeleted(key=record.key, version=step.state.version, at=step.now,
+                      thread_id=record.thread_id, resource_id=record.resource_id)
 
 
 def _snapshot(step: Step) -> RecordSnapshot:

@@ -52,6 +52,17 @@ class ChunkChanged(VersionedModel):
     chunk: BufferedChunk
 
 
+class KeyDeleted(VersionedModel):
+    """A thread (or resource) was deleted: the sink removes its rows, the processor its state."""
+
+    kind: Literal["key-deleted"] = "key-deleted"
+    key: str
+    version: int
+    at: int
+    thread_id: str | None
+    resource_id: str
+
+
 def _kind(value: Any) -> str:
     return value.get("kind", "") if isinstance(value, dict) else getattr(value, "kind", "")
 
@@ -61,6 +72,7 @@ Delta = Annotated[
         Annotated[RecordSnapshot, Tag("record-snapshot")],
         Annotated[MessagesObserved, Tag("messages-observed")],
         Annotated[ChunkChanged, Tag("chunk")],
+        Annotated[KeyDeleted, Tag("key-deleted")],
     ],
     Discriminator(_kind),
 ]

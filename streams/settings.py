@@ -29,6 +29,10 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     test_backend: Literal["auto", "docker", "local"] = "auto"
     web_port: int = 6066
+    partitions: int = Field(default=4, ge=1, description="partitions of every om.* topic")
+    replication: int = Field(default=1, ge=1, description="replication factor of every om.* topic")
+    config_file: Path | None = Field(default=None, description="JSON OM config (Mastra option names)")
+    llm_concurrency: int = Field(default=4, ge=1, description="Observer/Reflector calls in flight per worker")
 
     @model_validator(mode="after")
     def _derive_defaults(self) -> Settings:

@@ -214,3 +214,16 @@ def test_config_override_lowers_the_threshold_for_one_thread() -> None:
 def test_unknown_key_results_and_ticks_create_no_state() -> None:
     cfg = small()
     assert decide(None, IdleTick(key="thread:nobody", at=T0), cfg).state is None
+
+
+def test_thread_deletion_drops_state_and_later_results() -> None:
+    from schemas.control import ThreadDeleted
+
+    d = Driver(small())
+    d.talk(9, answer=False)
+    job = d.jobs.pop()
+    decision = d.feed(ThreadDeleted(thread_id="t1", resource_id="r1", at=T0 + 60 * MINUTE))
+    assert decision.state is None and decision.deltas[0].kind == "key-deleted"
+    from tests.unit.echo_model import respond
+
+    assert decide(None, respond(job), d.config).state is None
