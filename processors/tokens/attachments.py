@@ -32,9 +32,10 @@ from processors.tokens.js_compat import js_round
 
 _KB = 1024
 _MB = 1024 * 1024
-_IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "webp", "gif", "bmp", "tiff", "tif", "heic", "heif", "avif"})
+_IMAGE_EXTENSIONS = frozenset(
+    {"png", "jpg", "jpeg", "webp", "gif", "bmp", "tiff", "tif", "heic", "heif", "avif"}
+)
 _EXTENSION = re.compile(r"\.([a-z0-9]+)$", re.IGNORECASE)
-_TEXTISH_MIME = frozenset({"application/json", "application/xml", "application/x-yaml", "application/yaml"})
 _GEMINI_3_TOKENS = {"low": 280, "medium": 560, "high": 1120, "ultra_high": 2240, "unspecified": 1120}
 _GOOGLE_TILE_TOKENS = 258
 _ANTHROPIC_MAX_EDGE = 1568
@@ -132,10 +133,8 @@ def _image_tokens(part: Mapping[str, Any], asset: Any, context: ModelContext) ->
 def _dimensions(part: Mapping[str, Any], asset: Any) -> tuple[float | None, float | None]:
     """Declared dimensions win; the inline bytes' header fills whatever is missing."""
     declared = _get(_get(part.get("providerMetadata"), "mastra"), "imageDimensions")
-    width = _positive(part.get("width")) or _positive(part.get("imageWidth")) or _positive(_get(declared, "width"))
-    height = (
-        _positive(part.get("height")) or _positive(part.get("imageHeight")) or _positive(_get(declared, "height"))
-    )
+    width = _first_positive(part.get("width"), part.get("imageWidth"), _get(declared, "width"))
+    height = _first_positive(part.get("height"), part.get("imageHeight"), _get(declared, "height"))
     if width and height:
         return width, height
     measured = inline_image_dimensions(asset)
@@ -172,8 +171,10 @@ def _image_detail(part: Mapping[str, Any]) -> str:
     return detail if detail in ("low", "high") else "auto"
 
 
-def _effective_detail(detail: str, width: float | None, height: float | None, stats: AssetStats) -> str:
-    """``auto`` picks high detail for big images: > 768 px on a side, or > 1 MB when only size is known."""
+def _effective_detail(
+    detail: str, width: float | None, height: float | None, stats: AssetStats
+) -> str:
+    """``auto`` means high detail for big images: a side > 768 px, or > 1 MB if only size is known."""
     if detail != "auto":
         return detail
     if width and height:
@@ -183,7 +184,9 @@ def _effective_detail(detail: str, width: float | None, height: float | None, st
     return "low"
 
 
-def _high_detail_tiles(width: float | None, height: float | None, stats: AssetStats, rates: _TileRates) -> int:
+def _high_detail_tiles(
+    width: float | None, height: float | None, stats: AssetStats, rates: _TileRates
+) -> int:
     if width and height:
         largest = max(width, height)
         if largest > 2048:
@@ -198,7 +201,9 @@ def _high_detail_tiles(width: float | None, height: float | None, stats: AssetSt
     return rates.fallback_tiles
 
 
-def _anthropic_image_tokens(width: float | None, height: float | None, stats: AssetStats) -> int:
+def _anthropic_image_tokens(
+    width: float | None, height: float | None, stats: AssetStats
+) -> int:
     if width and height:
         largest = max(width, height)
         if largest > _ANTHROPIC_MAX_EDGE:
@@ -269,9 +274,12 @@ def _has_image_extension(name: Any) -> bool:
     return match is not None and match.group(1).lower() in _IMAGE_EXTENSIONS
 
 
-def _positive(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
-        return value
+def _first_positive(*values: Any) -> float | None:
+    """The first finite number > 0 (a declared dimension that can be trusted)."""
+    for value in values:
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if is_number and math.isfinite(value) and value > 0:
+            return value
     return None
 
 

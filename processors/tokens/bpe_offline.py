@@ -118,7 +118,7 @@ def _find_rank_file(name: str, spec: _EncodingSpec) -> Path:
             if path.is_file():
                 return path
     raise TokenizerFilesMissing(
-        f"no rank file for {name} (looked at: {', '.join(searched) or 'nothing: litellm not installed'}). "
+        f"no rank file for {name} (looked at: {', '.join(searched) or 'nothing, litellm is missing'}). "
         f"Install the project's dependencies (litellm ships the file), or put {name}.tiktoken "
         f"(sha256 {spec.sha256}) in a folder and set {TOKENIZER_DIR_ENV} to it, "
         f"or use the 'tokenx' counter, which needs no files."

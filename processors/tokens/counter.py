@@ -29,7 +29,15 @@ from processors.tokens.tool_results import (
     resolve_result,
     serialize_result,
 )
-from schemas.messages import ChatMessage, DataPart, FilePart, ImagePart, ReasoningPart, TextPart, ToolInvocationPart
+from schemas.messages import (
+    ChatMessage,
+    DataPart,
+    FilePart,
+    ImagePart,
+    ReasoningPart,
+    TextPart,
+    ToolInvocationPart,
+)
 
 TOKENS_PER_MESSAGE = 3.8
 TOKENS_PER_CONVERSATION = 24
@@ -182,7 +190,9 @@ def _mastra_shape(part: Any) -> dict[str, Any]:
     mastra = metadata.get("mastra") if isinstance(metadata, dict) else None
     if isinstance(mastra, dict) and "tokenEstimate" in mastra:
         mastra = {key: value for key, value in mastra.items() if key != "tokenEstimate"}
-        metadata = {**metadata, "mastra": mastra} if mastra else {k: v for k, v in metadata.items() if k != "mastra"}
+        metadata = {key: value for key, value in metadata.items() if key != "mastra"}
+        if mastra:
+            metadata["mastra"] = mastra
         if metadata:
             shape["providerMetadata"] = metadata
         else:

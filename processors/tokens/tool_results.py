@@ -50,8 +50,9 @@ def multimodal_items(value: Any) -> list[Any] | None:
     """The content list of a multimodal result, or ``None`` if the result is not shaped like one."""
     if not isinstance(value, Mapping):
         return None
-    items = value.get("value") if value.get("type") == "content" and isinstance(value.get("value"), list) else None
-    items = items if items is not None else value.get("content")
+    if value.get("type") == "content" and isinstance(value.get("value"), list):
+        return value["value"]
+    items = value.get("content")
     return items if isinstance(items, list) else None
 
 
@@ -60,7 +61,9 @@ def has_attachment(items: list[Any]) -> bool:
     return any(isinstance(item, Mapping) and _as_attachment_part(item) is not None for item in items)
 
 
-def count_multimodal(items: list[Any], context: ModelContext, count_string: Callable[[str], int]) -> float:
+def count_multimodal(
+    items: list[Any], context: ModelContext, count_string: Callable[[str], int]
+) -> float:
     """Text items as text, attachments by the attachment rules, anything else as its JSON."""
     tokens: float = 0
     for item in items:
@@ -69,7 +72,9 @@ def count_multimodal(items: list[Any], context: ModelContext, count_string: Call
         attachment = _as_attachment_part(item)
         if attachment is not None:
             supplied = part_client_estimate(attachment)
-            tokens += supplied if supplied is not None else estimate_attachment(attachment, context, count_string)
+            if supplied is None:
+                supplied = estimate_attachment(attachment, context, count_string)
+            tokens += supplied
         elif item.get("type") == "text":
             text = item.get("text")
             tokens += count_string(text if isinstance(text, str) else _js_string(item.get("value")))
@@ -84,7 +89,9 @@ def _as_attachment_part(item: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(item.get("data"), str):
         return None
     media_type = item.get("mediaType")
-    is_image = kind in _IMAGE_ITEM_TYPES or (kind == "media" and str(media_type or "").startswith("image/"))
+    is_image = kind in _IMAGE_ITEM_TYPES or (
+        kind == "media" and str(media_type or "").startswith("image/")
+    )
     if not is_image and kind not in _FILE_ITEM_TYPES:
         return None
     part = {
@@ -104,7 +111,7 @@ def _strip_encrypted(value: Any) -> Any:
         return {
             key: (
                 f"[stripped encryptedContent: {len(entry)} characters]"
-                if key == _ENCRYPTED_KEY and isinstance(entry, str) and len(entry) > _ENCRYPTED_KEEP_LIMIT
+                if _is_ciphertext(key, entry)
                 else _strip_encrypted(entry)
             )
             for key, entry in value.items()
@@ -112,6 +119,10 @@ def _strip_encrypted(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_strip_encrypted(entry) for entry in value]
     return value
+
+
+def _is_ciphertext(key: str, entry: Any) -> bool:
+    return key == _ENCRYPTED_KEY and isinstance(entry, str) and len(entry) > _ENCRYPTED_KEEP_LIMIT
 
 
 def _js_string(value: Any) -> str:
