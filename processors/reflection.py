@@ -16,10 +16,12 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-import math
 import uuid
 
 from processors.lifecycle_events import duration, emit
+from processors.reflector.background_slice import activation_text, background_slice
+from processors.reflector.levels import start_level
+from processors.reflector.types import ReflectorMode
 from processors.state import InFlight
 from processors.step import Step
 from processors.thread_meta import set_hints
@@ -28,33 +30,12 @@ from schemas.lifecycle import Activation, BufferingEnd, BufferingFailed, Bufferi
 from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStart
 from processors.lifecycle_events import marker_config
 
-BACKGROUND_TARGET_RATIO = 0.75
 _RECORD_NAMESPACE = uuid.UUID("6f1d2f0e-9f5b-4d0a-8f7e-3c1f4b9a2e10")
 
 
 def record_id(key: str, generation: int) -> str:
     """Deterministic per (key, generation): a replay rebuilds the same ids (ARCHITECTURE rule 5)."""
     return str(uuid.uuid5(_RECORD_NAMESPACE, f"{key}#{generation}"))
-
-
-def background_slice(text: str, tokens: int, threshold: int, activation: float) -> tuple[int, int, int]:
-    """``(line_count, slice_tokens, target)`` for a background reflection over the oldest lines."""
-    lines = text.split("\n")
-    average = tokens / len(lines) if lines else 0
-    count = min(math.floor(threshold * activation / average), len(lines)) if average > 0 else len(lines)
-    slice_tokens = round(average * count)
-    return count, slice_tokens, round(BACKGROUND_TARGET_RATIO * slice_tokens)
-
-
-def combine_with_tail(reflection: str, text: str, line_count: int) -> str:
-    """The reflection followed by the lines it did not cover."""
-    tail = "\n".join(text.split("\n")[line_count:]).strip()
-    return f"{reflection}\n\n{tail}" if tail else reflection
-
-
-def compression_start_level(reflector_model: str) -> int:
-    """Gemini 2.5 Flash rarely compresses at the gentle levels, so it starts at level 2 (§5.8)."""
-    return 2 if "gemini-2.5-flash" in reflector_model else 1
 
 
 def maybe_reflect(step: Step) -> None:
@@ -95,9 +76,8 @@ def _start(step: Step, mode: str) -> None:
     threshold = step.reflection_threshold()
     if mode == "background":
         activation = step.config.resolved.reflection_buffer_activation or 1.0
-        line_count, input_tokens, target = background_slice(
-            text, record.observation_token_count, threshold, activation
-        )
+        piece = background_slice(text, record.observation_token_count, threshold, activation)
+        line_count, input_tokens, target = piece.line_count, piece.slice_tokens, piece.target
         cycle_id = step.next_cycle_id("reflect-buf")
         step.update(reflection_buffer_started=True)
     else:
@@ -112,7 +92,7 @@ def _start(step: Step, mode: str) -> None:
             line_count=line_count,
             input_tokens=input_tokens,
             target_tokens=target,
-            start_level=compression_start_level(_model_name(step)),
+            start_level=start_level(ReflectorMode(mode), _model_name(step)),
             continuation_hints=mode == "sync",
         )
     )
@@ -191,7 +171,7 @@ def _activate_buffered(step: Step) -> None:
 def _roll_over(step: Step, reflection: str, line_count: int) -> None:
     """Start generation + 1 from the stored head: reflection + uncovered tail, chunks carried over."""
     record = step.state.record
-    text = combine_with_tail(reflection, record.active_observations, line_count)
+    text = activation_text(reflection, record.active_observations, line_count)
     generation = record.generation + 1
     step.update(
         record=record.model_copy(update={

@@ -1,25 +1,12 @@
 """The state machine's reflection side (spec §4.8) and the generation rollover fixes (P1, P6, cursor)."""
 
 from processors.config import OMConfig
-from processors.reflection import background_slice, combine_with_tail, compression_start_level
 from tests.unit.core_driver import MINUTE, T0, Driver, message
 from tests.unit.echo_model import respond
 
 REFLECTIVE = {"observation": {"message_tokens": 1500}, "reflection": {"observation_tokens": 800}}
 SYNC_ONLY = {"observation": {"message_tokens": 500, "buffer_tokens": False},
              "reflection": {"observation_tokens": 800}}
-
-
-def test_s39_background_slice() -> None:
-    text = "\n".join(f"line {i}" for i in range(480))
-    assert background_slice(text, 24000, 40000, 0.5) == (400, 20000, 15000)
-    combined = combine_with_tail("REFLECTED", text, 400)
-    assert combined.startswith("REFLECTED\n\nline 400") and combined.endswith("line 479")
-
-
-def test_s35_start_level_per_model() -> None:
-    assert compression_start_level("google/gemini-2.5-flash") == 2
-    assert compression_start_level("google/gemini-3.1-flash-lite") == 1
 
 
 def test_background_reflection_buffers_then_activates_into_a_new_generation() -> None:

@@ -1,0 +1,1 @@
+"""The Observer: render messages, prompt the model, parse its notes (``run_observer``)."""

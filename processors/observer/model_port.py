@@ -1,0 +1,88 @@
+"""The port through which Observer, Reflector and extractors reach a language model.
+
+The core builds a :class:`ModelCall` (plain chat messages, chosen model, settings) and awaits a
+:class:`ModelClient`; the litellm adapter under ``streams/llm`` implements the client, tests may
+implement it with a lambda. Keeping the port here is what lets the prompt/parse/ladder logic stay
+free of IO imports while still being an ``async`` pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+Role = Literal["observer", "reflector", "extractor"]
+
+
+class Usage(BaseModel):
+    """Tokens the provider billed; summed over every attempt of a cycle."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One request to a model. ``model`` is a Mastra-style ``provider/model`` string.
+
+    ``temperature``/``max_output_tokens`` set to ``None`` let the client apply the role's
+    defaults (it knows which models accept a temperature). ``json_schema`` asks for a
+    structured answer (extractor follow-up calls).
+    """
+
+    role: Role
+    model: str
+    messages: list[dict[str, Any]]
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    provider_options: dict[str, Any] | None = None
+    json_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 1
+    model: str = ""
+
+
+class ModelCallError(Exception):
+    """A call that failed for good: permanent, or transient with retries exhausted."""
+
+    def __init__(self, message: str, *, transient: bool, attempts: int, usage: Usage | None = None):
+        super().__init__(message)
+        self.transient = transient
+        self.attempts = attempts
+        self.usage = usage or Usage()
+
+
+class ModelClient(Protocol):
+    async def complete(self, call: ModelCall) -> ModelReply: ...
+
+
+class TokenCounter(Protocol):
+    """The subset of ``processors.tokens`` counters this package needs."""
+
+    def count_string(self, text: str) -> int: ...
+
+    def count_observations(self, text: str) -> int: ...
+
+
+def default_counter() -> TokenCounter:
+    """The project's counter; imported late so this package loads before ``processors.tokens`` exists."""
+    from processors.tokens import get_counter
+
+    return get_counter()

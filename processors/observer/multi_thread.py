@@ -1,0 +1,115 @@
+"""The multi-thread Observer for resource scope (spec §4.9, §5.1, §5.4).
+
+One call observes several threads of one resource: the history has a ``<thread id="…">``
+section per thread (attachment numbers shared, tool pairing per thread) and the answer is
+expected to mirror it. A thread the model skipped comes back with empty observations.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from processors.extraction.inline import parse_inline_values, strip_inline_sections
+from processors.extraction.pipeline import builtin_extractors, split_extractors
+from processors.extraction.types import ExtractorLike
+from processors.observer.calls import ask, count_input
+from processors.observer.checks import format_warnings
+from processors.observer.degenerate import is_degenerate, truncate_long_lines
+from processors.observer.inputs import bounded_previous, render_options
+from processors.observer.model_choice import max_output_tokens, resolve_model
+from processors.observer.model_port import ModelCall, ModelClient, TokenCounter
+from processors.observer.parse import observation_blocks
+from processors.observer.render import HISTORY_HEADING, HistoryRenderer
+from processors.observer.system_prompt import observer_system_prompt
+from processors.observer.task_prompt import multi_thread_task_prompt
+from processors.observer.types import ObserverOutcome, ObserverRequest, ThreadInput, ThreadObservations
+
+_THREAD = re.compile(r'<thread id="([^"]+)">(.*?)(?:</thread>|(?=<thread id=)|\Z)', re.S)
+_STRAY_THREAD_TAG = re.compile(r"</?thread\b[^>]{0,200}>")
+
+
+def render_threads(threads: list[ThreadInput], renderer: HistoryRenderer) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = [
+        {"type": "text", "text": f"{HISTORY_HEADING}\n\nThe history below covers {len(threads)} thread(s)."}
+    ]
+    for thread in threads:
+        parts.append({"type": "text", "text": f'<thread id="{thread.thread_id}">'})
+        parts.extend(renderer.render_body(thread.messages))
+        parts.append({"type": "text", "text": "</thread>"})
+    return parts
+
+
+def parse_multi_thread_answer(
+    text: str, thread_ids: list[str], extractors: list[ExtractorLike]
+) -> tuple[dict[str, ThreadObservations], list[str], bool]:
+    """``(per-thread results, warnings, degenerate)``; every requested thread gets an entry."""
+    text = truncate_long_lines(text)
+    if is_degenerate(text):
+        return {tid: ThreadObservations() for tid in thread_ids}, ["degenerate (repetitive) output"], True
+    results = {tid: ThreadObservations() for tid in thread_ids}
+    warnings: list[str] = []
+    for thread_id, body in _THREAD.findall(text):
+        if thread_id not in results:
+            warnings.append(f"answer has a section for unknown thread {thread_id!r}; ignored")
+            continue
+        results[thread_id] = _thread_result(body, extractors)
+        warnings.extend(f"thread {thread_id}: {w}" for w in format_warnings(results[thread_id].observations))
+    missing = [tid for tid, result in results.items() if not result.observations]
+    if missing:
+        warnings.append(f"no observations for thread(s) {', '.join(missing)}")
+    return results, warnings, False
+
+
+async def run_multi_thread_observer(request: ObserverRequest, llm: ModelClient, counter: TokenCounter) -> ObserverOutcome:
+    settings = request.settings
+    inline_custom, _ = split_extractors(settings.extractors)
+    inline = builtin_extractors(
+        current_task=settings.current_task, suggested_response=settings.suggested_response,
+        thread_title=settings.thread_title,
+    ) + inline_custom
+    all_messages = [m for thread in request.threads for m in thread.messages]
+    try:
+        model = resolve_model(settings.model, count_input(counter, all_messages))
+    except ValueError as exc:
+        return ObserverOutcome(error=str(exc))
+    history = render_threads(request.threads, HistoryRenderer(counter, render_options(request, model)))
+    previous, truncated = bounded_previous(request, counter)
+    priors = {thread.thread_id: thread.prior for thread in request.threads}
+    call = ModelCall(
+        role="observer", model=model,
+        messages=[
+            {"role": "system", "content": observer_system_prompt(inline, multi_thread=True, instruction=settings.instruction)},
+            {"role": "user", "content": multi_thread_task_prompt(previous, priors, inline, truncated=truncated)},
+            {"role": "user", "content": history},
+        ],
+        temperature=settings.temperature,
+        max_output_tokens=max_output_tokens(settings.model, settings.max_output_tokens),
+        provider_options=settings.provider_options,
+    )
+    ids = list(priors)
+    asked = await ask(llm, call, lambda text: parse_multi_thread_answer(text, ids, inline), lambda p: p[2])
+    outcome = ObserverOutcome(usage=asked.usage, attempts=asked.attempts, model=model, degenerate=asked.degenerate,
+                              previous_truncated=truncated, error=asked.error)
+    if asked.parsed is not None and not asked.error:
+        outcome.threads, outcome.warnings = asked.parsed[0], asked.parsed[1]
+    return outcome
+
+
+def _thread_result(body: str, extractors: list[ExtractorLike]) -> ThreadObservations:
+    values, failures = parse_inline_values(body, extractors)
+    rest = _STRAY_THREAD_TAG.sub("", strip_inline_sections(body, [e.slug for e in extractors]))
+    observations, _ = observation_blocks(rest) if "<observations>" in rest.lower() else (rest.strip(), [])
+    builtins = {"current-task", "suggested-response", "thread-title"}
+    return ThreadObservations(
+        observations=observations,
+        current_task=_text(values.get("current-task")),
+        suggested_response=_text(values.get("suggested-response")),
+        thread_title=_text(values.get("thread-title")),
+        extracted={k: v for k, v in values.items() if k not in builtins},
+        extraction_failures=failures,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return str(value).strip() or None if value is not None else None

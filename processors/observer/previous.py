@@ -1,0 +1,100 @@
+"""Bound the prior observations shown to the Observer (spec §5.2, ``previous_observer_tokens``).
+
+Mastra 1.31.0 leaves this helper unwired; we wire it. Over budget, the newest lines are kept as
+a tail, plus up to as many older *important* lines (🔴 or ✅, newest first) as the tail has;
+each hidden run becomes ``[N observations truncated here]`` (a run of one keeps its line). Among
+the candidates that fit, the one with the most important lines wins, then the longest tail.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+from typing import Literal
+
+from processors.observer.model_port import TokenCounter
+
+BUFFERED_SEPARATOR = "\n\n--- BUFFERED (pending activation) ---\n\n"
+_IMPORTANT = ("🔴", "✅")
+
+
+def prior_observations_text(
+    active: str,
+    buffered_chunks: list[str],
+    pending_reflection: tuple[str, int] | None = None,
+) -> str:
+    """Active observations (with a pending reflection standing in for its lines) + buffered chunks."""
+    if pending_reflection is not None:
+        reflection, line_count = pending_reflection
+        rest = "\n".join(active.split("\n")[line_count:]).strip()
+        active = f"{reflection}\n\n{rest}" if rest else reflection
+    chunks = "\n\n".join(c for c in buffered_chunks if c.strip())
+    if active.strip() and chunks:
+        return f"{active}{BUFFERED_SEPARATOR}{chunks}"
+    return active if active.strip() else chunks
+
+
+def bound_observations(
+    text: str, budget: int | Literal[False] | None, counter: TokenCounter
+) -> tuple[str, bool]:
+    """``(text within budget, truncated?)``; ``False``/``None`` = no bound, ``0`` = nothing."""
+    if budget is False or budget is None or not text.strip():
+        return text, False
+    if budget <= 0:
+        return "", True
+    if counter.count_string(text) <= budget:
+        return text, False
+    lines = text.split("\n")
+    cost = [counter.count_string(line) + 1 for line in lines]
+    marker_cost = counter.count_string("[999 observations truncated here]") + 1
+    important_all = [i for i, line in enumerate(lines) if _is_important(line)]
+    suffix = list(accumulate(reversed(cost)))
+    best: tuple[int, int] | None = None
+    for tail in range(len(lines) - 1, 0, -1):
+        if best is not None and tail < best[0]:
+            break
+        room = budget - suffix[tail - 1] - marker_cost
+        if room < 0:
+            continue
+        older = reversed(important_all[: bisect_left(important_all, len(lines) - tail)])
+        spent = list(accumulate(cost[i] + marker_cost for i in list(older)[:tail]))
+        keep = bisect_right(spent, room)
+        if best is None or (keep, tail) > best:
+            best = (keep, tail)
+    if best is None:
+        return "", True
+    keep, tail = best
+    candidate = _assemble(lines, tail, keep)
+    while tail > 0 and counter.count_string(candidate) > budget:
+        tail -= 1
+        keep = min(keep, tail)
+        candidate = _assemble(lines, tail, keep)
+    return candidate, True
+
+
+def _assemble(lines: list[str], tail: int, keep: int) -> str:
+    split = len(lines) - tail
+    important = [i for i in range(split - 1, -1, -1) if _is_important(lines[i])][:keep]
+    shown = set(important) | set(range(split, len(lines)))
+    out: list[str] = []
+    hidden: list[int] = []
+    for index, line in enumerate(lines):
+        if index in shown:
+            _flush(out, hidden, lines)
+            out.append(line)
+        else:
+            hidden.append(index)
+    _flush(out, hidden, lines)
+    return "\n".join(out)
+
+
+def _flush(out: list[str], hidden: list[int], lines: list[str]) -> None:
+    if len(hidden) == 1:
+        out.append(lines[hidden[0]])
+    elif hidden:
+        out.append(f"[{len(hidden)} observations truncated here]")
+    hidden.clear()
+
+
+def _is_important(line: str) -> bool:
+    return line.lstrip("*- \t").startswith(_IMPORTANT)

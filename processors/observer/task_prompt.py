@@ -1,0 +1,117 @@
+"""The Observer's task message: prior notes, prior hints, then the ask (spec §5.2).
+
+It travels as its own user message before the history message, so the model can tell "what to
+do" from "what happened".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import orjson
+
+from processors.extraction.types import CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE, ExtractorLike
+from processors.observer.types import PriorMetadata
+
+ALWAYS_OUTPUT = "Always output an <observations> block, even if it only repeats nothing new."
+
+
+def task_prompt(
+    previous: str,
+    prior: PriorMetadata,
+    inline_extractors: Iterable[ExtractorLike],
+    *,
+    truncated: bool = False,
+    always_output: bool = False,
+) -> str:
+    sections: list[str] = []
+    if previous.strip():
+        sections.append(
+            "## Previous Observations\n\n"
+            f"{previous.strip()}\n\n"
+            "Do not repeat these notes: what you write is appended after them."
+        )
+    metadata = _prior_lines(prior, list(inline_extractors))
+    if metadata:
+        if truncated:
+            metadata.append("(Older previous observations were shortened to fit; the log itself is intact.)")
+        sections.append(
+            "## Prior Thread Metadata\n\n"
+            + "\n".join(metadata)
+            + "\n\nThese are hints from the previous round. Keep them in mind and update them if things changed."
+        )
+    sections.append(
+        "## Your Task\n\n"
+        "Write new observations for the message history in the next message. Do not repeat "
+        "earlier observations. Follow the format from your instructions."
+    )
+    if always_output:
+        sections.append(ALWAYS_OUTPUT)
+    return "\n\n".join(sections)
+
+
+def multi_thread_task_prompt(
+    previous: str,
+    priors: dict[str, PriorMetadata],
+    inline_extractors: Iterable[ExtractorLike],
+    *,
+    truncated: bool = False,
+) -> str:
+    extractors = list(inline_extractors)
+    sections: list[str] = []
+    if previous.strip():
+        sections.append(
+            f"## Previous Observations\n\n{previous.strip()}\n\n"
+            "Do not repeat these notes: what you write is appended after them."
+        )
+    blocks = []
+    for thread_id, prior in priors.items():
+        lines = _prior_lines(prior, extractors)
+        if lines:
+            blocks.append(f"- thread {thread_id}\n" + "\n".join(f"  {line}" for line in lines))
+    if blocks:
+        note = "\n(Older previous observations were shortened to fit.)" if truncated else ""
+        sections.append("## Prior Thread Metadata\n\n" + "\n".join(blocks) + note)
+    sections.append(_multi_thread_ask(extractors))
+    return "\n\n".join(sections)
+
+
+def _multi_thread_ask(extractors: list[ExtractorLike]) -> str:
+    slugs = [e.slug for e in extractors]
+    extra = "".join(f"\n<{slug}>...</{slug}>" for slug in slugs)
+    example = "\n".join(
+        f'<thread id="{tid}">\nDate: Jan 5, 2025\n* 🔴 (10:02) {note}{extra}\n</thread>'
+        for tid, note in (("t-1", "User stated they prefer tea."), ("t-2", "User asked for a packing list."))
+    )
+    return (
+        "## Your Task\n\n"
+        "Write new observations for every thread in the next message. Inside one <observations> "
+        "block, put one <thread id=\"...\"> section per thread with its notes"
+        + (" and its own " + ", ".join(f"<{s}>" for s in slugs) + " sections" if slugs else "")
+        + ".\n\nExample:\n<observations>\n"
+        + example
+        + "\n</observations>"
+    )
+
+
+def _prior_lines(prior: PriorMetadata, extractors: list[ExtractorLike]) -> list[str]:
+    slugs = {e.slug for e in extractors}
+    lines: list[str] = []
+    builtins = (
+        (CURRENT_TASK, prior.current_task),
+        (SUGGESTED_RESPONSE, prior.suggested_response),
+        (THREAD_TITLE, prior.thread_title),
+    )
+    for slug, value in builtins:
+        if value and slug in slugs:
+            lines.append(f"- prior {slug}: {value}")
+    for extractor in extractors:
+        if extractor.slug in slugs and extractor.include_previous_extraction:
+            value = prior.extracted.get(extractor.slug)
+            if value not in (None, "", [], {}):
+                lines.append(f"<{extractor.slug}>{_as_text(value)}</{extractor.slug}>")
+    return lines
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value).decode()

@@ -1,0 +1,1 @@
+"""The Reflector: rewrite the observation log shorter, escalating compression until it fits."""

@@ -1,0 +1,44 @@
+"""Which lines a background reflection takes (spec §4.8), as a pure function.
+
+The slice is sized so that, once reflected, it frees roughly ``R × ba`` tokens; its target is
+three quarters of its own size. The tail lines stay untouched and are appended on activation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from processors.config_base import js_round
+
+BACKGROUND_TARGET_RATIO = 0.75
+
+
+@dataclass(frozen=True)
+class ReflectionSlice:
+    text: str
+    line_count: int
+    slice_tokens: int
+    target: int
+
+
+def background_slice(observations: str, observation_tokens: int, threshold: int, buffer_activation: float) -> ReflectionSlice:
+    lines = observations.split("\n")
+    average = observation_tokens / len(lines) if lines else 0
+    if average > 0:
+        count = min(math.floor(threshold * buffer_activation / average), len(lines))
+    else:
+        count = len(lines)
+    tokens = js_round(average * count)
+    return ReflectionSlice(
+        text="\n".join(lines[:count]),
+        line_count=count,
+        slice_tokens=tokens,
+        target=js_round(BACKGROUND_TARGET_RATIO * tokens),
+    )
+
+
+def activation_text(reflection: str, observations: str, reflected_line_count: int) -> str:
+    """What replaces the log when a buffered reflection activates: reflection + untouched tail."""
+    tail = "\n".join(observations.split("\n")[reflected_line_count:]).strip()
+    return f"{reflection}\n\n{tail}" if tail else reflection

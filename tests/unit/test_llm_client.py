@@ -1,0 +1,100 @@
+import pytest
+
+from processors.observer.model_port import ModelCall, ModelCallError
+from processors.observer.model_choice import resolve_model
+from processors.model_tiers import ModelByInputTokens
+from streams.llm.client import LiteLLMClient
+from streams.llm.deterministic.provider import FAULTS
+from streams.llm.models import provider_kwargs, supports_temperature, to_litellm_model
+from streams.llm.retry import RetryPolicy
+
+import litellm
+
+USER = [{"role": "user", "content": "hello"}]
+
+
+async def _no_sleep(_):
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _reset_faults():
+    FAULTS.reset()
+    yield
+    FAULTS.reset()
+
+
+@pytest.mark.parametrize("mastra, expected", [
+    ("google/gemini-2.5-flash", "gemini/gemini-2.5-flash"),
+    ("default", "gemini/gemini-2.5-flash"),
+    ("openai.responses/gpt-5", "openai/gpt-5"),
+    ("anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"),
+    ("togetherai/meta-llama/Llama-3-70b", "together_ai/meta-llama/Llama-3-70b"),
+    ("gpt-4o", "gpt-4o"),
+])
+def test_mastra_model_strings_map_to_litellm(mastra, expected):
+    assert to_litellm_model(mastra) == expected
+
+
+def test_temperature_defaults_per_role_only_when_supported():
+    client = LiteLLMClient()
+    observer = client.request_kwargs(ModelCall(role="observer", model="google/gemini-2.5-flash", messages=USER))
+    reflector = client.request_kwargs(ModelCall(role="reflector", model="openai/gpt-4o", messages=USER))
+    reasoning = client.request_kwargs(ModelCall(role="observer", model="openai/o3", messages=USER))
+    assert observer["temperature"] == 0.3 and reflector["temperature"] == 0.0
+    assert "temperature" not in reasoning and not supports_temperature("openai/gpt-5")
+
+
+def test_max_output_capped_at_model_limit_and_thinking_budget_mapped():
+    kwargs = LiteLLMClient().request_kwargs(ModelCall(
+        role="observer", model="google/gemini-2.5-flash", messages=USER, max_output_tokens=100_000,
+        provider_options={"google": {"thinkingConfig": {"thinkingBudget": 215}}}))
+    assert kwargs["max_tokens"] == 65_536
+    assert kwargs["thinking"] == {"type": "enabled", "budget_tokens": 215}
+    assert provider_kwargs("openai/gpt-4o", {"google": {"thinkingConfig": {"thinkingBudget": 1}}}) == {}
+
+
+def test_model_by_input_tokens_tiers_resolve():
+    tiers = ModelByInputTokens(up_to={1000: "openai/gpt-4o-mini", 100_000: "google/gemini-2.5-pro"})
+    assert resolve_model(tiers, 999) == "openai/gpt-4o-mini"
+    assert resolve_model(tiers, 5000) == "google/gemini-2.5-pro"
+    with pytest.raises(ValueError, match="exceeds the largest"):
+        resolve_model(tiers, 200_000)
+
+
+async def test_mock_response_reports_usage_and_one_attempt():
+    client = LiteLLMClient(extra={"mock_response": "<observations>\n</observations>"})
+    reply = await client.complete(ModelCall(role="observer", model="openai/gpt-4o", messages=USER))
+    assert reply.text == "<observations>\n</observations>" and reply.attempts == 1
+    assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
+
+
+async def test_rate_limit_mock_is_retried_to_the_bound_then_reported_transient():
+    slept: list[float] = []
+
+    async def sleep(seconds):
+        slept.append(seconds)
+
+    error = litellm.RateLimitError("slow down", "openai", "gpt-4o")
+    client = LiteLLMClient(RetryPolicy(max_retries=3, jitter=0), sleep=sleep, extra={"mock_response": error})
+    with pytest.raises(ModelCallError) as failed:
+        await client.complete(ModelCall(role="observer", model="openai/gpt-4o", messages=USER))
+    assert failed.value.transient and failed.value.attempts == 4 and slept == [1.0, 2.0, 4.0]
+
+
+async def test_deterministic_provider_fails_twice_with_429_then_answers():
+    client = LiteLLMClient(RetryPolicy(max_retries=5), sleep=_no_sleep)
+    reply = await client.complete(ModelCall(
+        role="observer", model="om-deterministic/observer?fail=429&times=2", messages=[
+            {"role": "system", "content": "x"}, {"role": "user", "content": "task"},
+            {"role": "user", "content": "## New Message History to Observe\nDec 4 2024:\nUser (5:33 PM): hello there"}]))
+    assert reply.attempts == 3
+    assert '* 🔴 (17:33) User stated: "hello there"' in reply.text
+
+
+@pytest.mark.parametrize("fail, transient, attempts", [("500", True, 3), ("503", True, 3), ("timeout", True, 3), ("400", False, 1)])
+async def test_deterministic_faults_classified(fail, transient, attempts):
+    client = LiteLLMClient(RetryPolicy(max_retries=2), sleep=_no_sleep)
+    with pytest.raises(ModelCallError) as failed:
+        await client.complete(ModelCall(role="observer", model=f"om-deterministic/observer?fail={fail}", messages=USER))
+    assert (failed.value.transient, failed.value.attempts) == (transient, attempts)
