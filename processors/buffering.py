@@ -20,20 +20,16 @@ from processors.step import Step
 from processors.thread_meta import apply_title, merge_extracted
 from processors.thresholds import should_trigger_buffer
 from schemas.deltas import ChunkChanged
-from schemas.jobs import ObserveJob, ObserveResult, PriorMetadata
+from schemas.jobs import ObserveJob, ObserveResult, PendingReflection, PriorMetadata
 from schemas.lifecycle import BufferingEnd, BufferingFailed, BufferingStart
 from schemas.record import BufferedChunk
 
-BUFFERED_SEPARATOR = "\n\n--- BUFFERED (pending activation) ---\n\n"
-
-
-def prior_with_buffered(step: Step) -> str:
-    """What the Observer should not repeat: active observations plus every pending chunk."""
+def pending_reflection(step: Step) -> PendingReflection | None:
+    """A buffered reflection stands in for the lines it covers in the Observer's prior context."""
     record = step.state.record
-    chunk_text = "\n\n".join(c.observations for c in record.buffered_chunks)
-    if record.active_observations and chunk_text:
-        return f"{record.active_observations}{BUFFERED_SEPARATOR}{chunk_text}"
-    return record.active_observations or chunk_text
+    if not record.buffered_reflection:
+        return None
+    return PendingReflection(text=record.buffered_reflection, line_count=record.reflected_observation_line_count)
 
 
 def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
@@ -62,7 +58,9 @@ def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
             mode="buffer",
             messages=safe,
             tokens_to_observe=tokens,
-            prior_observations=prior_with_buffered(step),
+            prior_observations=step.state.record.active_observations,
+            buffered_observations=[c.observations for c in step.state.record.buffered_chunks],
+            pending_reflection=pending_reflection(step),
             prior_metadata=PriorMetadata(),
             continuation_hints=False,
             timezone=step.config.timezone,

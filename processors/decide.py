@@ -25,6 +25,7 @@ from processors.config import OMConfig
 from processors.intake import Rejected, take_message
 from processors.lifecycle_events import status_event
 from processors.lookup import lookup_key
+from processors.merge import deep_merge
 from processors.observation import apply_observation_result
 from processors.planning import plan
 from processors.reflection import apply_reflection_result, maybe_reflect, record_id
@@ -112,7 +113,7 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
         if _apply(step, event) is None:
             return Decision(state=None, deltas=(_deleted(step),))
     except Rejected as exc:
-        return Decision(state=None if fresh else state, rejection=Rejection(exc.field, str(exc)))
+        return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
     if step.record_changed:
         step.deltas.append(_snapshot(step))
     step.events.append(status_event(step))
@@ -171,19 +172,9 @@ def _apply_control(step: Step, event: ControlEvent) -> None:
     elif isinstance(event, IdleTick):
         plan(step, step_zero=True, actor_model=step.state.actor_model)
     elif isinstance(event, ConfigOverride):
-        merged = _deep_merge(step.state.record.config_overrides, event.config)
+        merged = deep_merge(step.state.record.config_overrides, event.config)
         step.update_record(config_overrides=merged)
         plan(step)
-
-
-def _deep_merge(base: dict, patch: dict) -> dict:
-    merged = dict(base)
-    for name, value in patch.items():
-        if isinstance(value, dict) and isinstance(merged.get(name), dict):
-            merged[name] = _deep_merge(merged[name], value)
-        else:
-            merged[name] = value
-    return merged
 
 
 def _deleted(step: Step) -> KeyDeleted:

@@ -18,6 +18,7 @@ import bisect
 
 from processors.dates import format_reminder_timestamp, temporal_gap_text
 from processors.state import LATE_TOLERANCE_MS
+from schemas.base import SchemaError
 from processors.step import Step
 from schemas.lifecycle import AppliedThrough
 from schemas.messages import ChatMessage, DataPart, TextPart
@@ -25,12 +26,8 @@ from schemas.messages import ChatMessage, DataPart, TextPart
 TEMPORAL_GAP_PREFIX = "__temporal_gap_"
 
 
-class Rejected(ValueError):
+class Rejected(SchemaError):
     """Input the core refuses; the shell sends it to the dead-letter topic with this reason."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
 
 
 def check_ownership(step: Step, message: ChatMessage) -> None:

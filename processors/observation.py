@@ -15,6 +15,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 from processors.activation import append_observations
+from processors.buffering import pending_reflection
 from processors.lifecycle_events import duration, emit, marker_config, message_range
 from processors.state import InFlight
 from processors.step import Step
@@ -48,6 +49,7 @@ def start_observation(step: Step, messages: list[ChatMessage]) -> None:
             messages=messages,
             tokens_to_observe=tokens,
             prior_observations=record.active_observations,
+            pending_reflection=pending_reflection(step),
             prior_metadata=prior,
             continuation_hints=True,
             timezone=step.config.timezone,

@@ -52,7 +52,8 @@ class WireModel(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps(self.to_json_dict())
+        """Compact JSON, straight from pydantic-core's serializer (no intermediate dict)."""
+        return self.__pydantic_serializer__.to_json(self, exclude_none=True)
 
 
 class VersionedModel(WireModel):

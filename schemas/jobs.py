@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-import orjson
 from pydantic import Discriminator, Field, Tag
 
-from schemas.base import SchemaError, VersionedModel, WireModel
+from schemas.base import VersionedModel, WireModel
 from schemas.messages import ChatMessage
 from schemas.record import Scope
+from schemas.tagged import decode_tagged, members_by_tag, tag_reader
 
 ObserveMode = Literal["sync", "buffer"]
 ReflectMode = Literal["sync", "background"]
@@ -28,6 +28,13 @@ class PriorMetadata(WireModel):
     suggested_response: str | None = None
     thread_title: str | None = None
     extracted: dict[str, Any] = Field(default_factory=dict)
+
+
+class PendingReflection(WireModel):
+    """A buffered reflection not yet activated: it stands in for the first ``line_count`` lines."""
+
+    text: str
+    line_count: int = Field(ge=0)
 
 
 class JobHeader(VersionedModel):
@@ -49,6 +56,8 @@ class ObserveJob(JobHeader):
     messages: list[ChatMessage]
     tokens_to_observe: int = Field(ge=0)
     prior_observations: str = ""
+    buffered_observations: list[str] = Field(default_factory=list)
+    pending_reflection: PendingReflection | None = None
     prior_metadata: PriorMetadata = Field(default_factory=PriorMetadata)
     continuation_hints: bool = True
     timezone: str = "UTC"
@@ -68,8 +77,16 @@ class ReflectJob(JobHeader):
 
 
 class Usage(WireModel):
+    """Tokens the provider billed; summed over every attempt of a cycle."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
 
     @property
     def total_tokens(self) -> int:
@@ -108,46 +125,26 @@ class ReflectResult(ResultHeader):
     compression_level: int | None = None
 
 
-def _kind(value: Any) -> str:
-    return value.get("kind", "") if isinstance(value, dict) else getattr(value, "kind", "")
-
-
 Job = Annotated[
     Union[Annotated[ObserveJob, Tag("observe")], Annotated[ReflectJob, Tag("reflect")]],
-    Discriminator(_kind),
+    Discriminator(tag_reader("kind")),
 ]
 JobResult = Annotated[
     Union[
         Annotated[ObserveResult, Tag("observe-result")],
         Annotated[ReflectResult, Tag("reflect-result")],
     ],
-    Discriminator(_kind),
+    Discriminator(tag_reader("kind")),
 ]
 
 
-_JOB_KINDS: dict[str, type[VersionedModel]] = {"observe": ObserveJob, "reflect": ReflectJob}
-_RESULT_KINDS: dict[str, type[VersionedModel]] = {
-    "observe-result": ObserveResult,
-    "reflect-result": ReflectResult,
-}
+_JOB_KINDS = members_by_tag(Job)
+_RESULT_KINDS = members_by_tag(JobResult)
 
 
-def decode_job(data: bytes) -> ObserveJob | ReflectJob:
-    return _decode_by_kind(data, _JOB_KINDS)  # type: ignore[return-value]
+def decode_job(data: bytes | str) -> ObserveJob | ReflectJob:
+    return decode_tagged(data, "kind", _JOB_KINDS)  # type: ignore[return-value]
 
 
-def decode_result(data: bytes) -> ObserveResult | ReflectResult:
-    return _decode_by_kind(data, _RESULT_KINDS)  # type: ignore[return-value]
-
-
-def _decode_by_kind(data: bytes, kinds: dict[str, type[VersionedModel]]) -> VersionedModel:
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise SchemaError("", f"not valid JSON: {exc}") from exc
-    if not isinstance(obj, dict):
-        raise SchemaError("", f"expected a JSON object, got {type(obj).__name__}")
-    model = kinds.get(obj.get("kind"))  # type: ignore[arg-type]
-    if model is None:
-        raise SchemaError("kind", f"expected one of {sorted(kinds)}, got {obj.get('kind')!r}")
-    return model.from_obj(obj)
+def decode_result(data: bytes | str) -> ObserveResult | ReflectResult:
+    return decode_tagged(data, "kind", _RESULT_KINDS)  # type: ignore[return-value]

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import typer
 
+from streams.reader.commands import reader_app
 from streams.services.commands import services_app
+from streams.storage_commands import migrate, sink
 
 app = typer.Typer(help="Observational Memory as an event-sourced stream.", no_args_is_help=True)
 app.add_typer(services_app, name="services")
+app.add_typer(reader_app, name="reader")
+app.command()(migrate)
+app.command()(sink)
 
 
 @app.command()
@@ -20,3 +25,19 @@ def demo() -> None:
     from streams.demo import run_demo
 
     raise typer.Exit(run_demo())
+
+
+@app.command()
+def run(
+    role: str = typer.Option("all", help="all | processor | llm"),
+) -> None:
+    """Start a worker: the OM processor and/or the LLM workers, until Ctrl-C."""
+    from streams.worker import run_worker
+
+    if role not in ("all", "processor", "llm"):
+        raise typer.BadParameter("role must be one of: all, processor, llm")
+    run_worker(role)  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    app()

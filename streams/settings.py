@@ -33,6 +33,19 @@ class Settings(BaseSettings):
     replication: int = Field(default=1, ge=1, description="replication factor of every om.* topic")
     config_file: Path | None = Field(default=None, description="JSON OM config (Mastra option names)")
     llm_concurrency: int = Field(default=4, ge=1, description="Observer/Reflector calls in flight per worker")
+    web_host: str = Field(default="127.0.0.1", description="bind address of the worker's web endpoint")
+    batch_max: int = Field(default=500, ge=1, description="input records folded per batch")
+    batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")
+    commit_interval_ms: int = Field(default=100, ge=10, description="transaction commit interval")
+    idle_check_seconds: float = Field(default=5.0, gt=0, description="how often quiet keys get idle ticks")
+    sink_group: str = Field(default="om-sink", description="consumer group of the ClickHouse sink")
+    sink_max_batch: int = Field(default=5000, ge=1, description="records per ClickHouse insert, at most")
+    sink_max_wait_ms: int = Field(default=200, ge=1, description="how long a batch may wait to fill")
+    reader_host: str = "127.0.0.1"
+    reader_port: int = Field(default=8080, ge=0, le=65535)
+    reader_tokens: dict[str, list[str]] = Field(
+        default_factory=dict, description="JSON {bearer token: [resource ids it may read]}"
+    )
 
     @model_validator(mode="after")
     def _derive_defaults(self) -> Settings:

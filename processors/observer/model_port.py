@@ -11,26 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel
+from schemas.jobs import Usage
 
 Role = Literal["observer", "reflector", "extractor"]
 
 
-class Usage(BaseModel):
-    """Tokens the provider billed; summed over every attempt of a cycle."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-        )
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from processors.observer.attachments import DEFAULT_OBSERVE_ATTACHMENTS
 from processors.observer.model_choice import DEFAULT_MODEL
 from processors.observer.model_port import Usage
 from processors.observer.tool_format import RESULT_TOKEN_LIMIT
+from schemas.jobs import PendingReflection, PriorMetadata
 from schemas.messages import ChatMessage
 
 DEFAULT_OBSERVER_PROVIDER_OPTIONS: dict[str, Any] = {"google": {"thinkingConfig": {"thinkingBudget": 215}}}
@@ -73,22 +74,6 @@ class ObserverSettings(BaseModel):
         if provider_options is not None:
             values["provider_options"] = provider_options
         return cls(**values)
-
-
-class PriorMetadata(BaseModel):
-    """What the thread remembers from the previous cycle; shown to the Observer as hints."""
-
-    current_task: str | None = None
-    suggested_response: str | None = None
-    thread_title: str | None = None
-    extracted: dict[str, Any] = Field(default_factory=dict)
-
-
-class PendingReflection(BaseModel):
-    """A buffered reflection not yet activated: it stands in for the first ``line_count`` lines."""
-
-    text: str
-    line_count: int
 
 
 class ThreadInput(BaseModel):

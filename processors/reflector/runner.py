@@ -24,7 +24,10 @@ async def run_reflector(
     total = request.observation_token_count
     if total is None:
         total = counter.count_observations(request.observations)
-    if background:
+    if request.target_tokens is not None:
+        text, input_tokens = request.observations, total
+        line_count, target = len(request.observations.split("\n")), request.target_tokens
+    elif background:
         piece = background_slice(request.observations, total, settings.observation_tokens, settings.buffer_activation)
         text, input_tokens, line_count, target = piece.text, piece.slice_tokens, piece.line_count, piece.target
     else:

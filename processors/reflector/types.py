@@ -50,6 +50,9 @@ class ReflectorRequest(BaseModel):
     prior_extracted: dict[str, Any] = Field(default_factory=dict)
     guidance: str | None = None
     start_level: int | None = None
+    target_tokens: int | None = Field(
+        default=None, description="set when the caller already chose the slice: reflect it as given"
+    )
     settings: ReflectorSettings = Field(default_factory=ReflectorSettings)
 
 

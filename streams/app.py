@@ -1,0 +1,138 @@
+"""The Faust application: topics, the state table, the OM processor, the LLM workers, the idle timer.
+
+Guarantees:
+
+* Exactly-once per input partition (Faust's ``exactly_once``: Kafka transactions cover the
+  changelog, every output record and the input offsets), so a crash re-runs a batch as if the first
+  run never happened — the fold never applies an event twice and no effect is half-published.
+* One owner per lookup key: every topic is keyed by the lookup key and has the same partition
+  count, so a key's messages, control events, results and state changelog share a partition number.
+* LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency) and hold no
+  state; the processor never waits for a model.
+
+Roles: ``all`` runs both agents in one app; ``processor`` and ``llm`` split them into two apps (two
+consumer groups) that scale independently. Do not mix ``all`` with split roles on one prefix.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Literal
+
+import faust
+
+from processors.config import OMConfig
+from processors.decide import counter_for
+from processors.ttl import resolve_ttl
+from schemas.base import SchemaError
+from schemas.control import IdleTick
+from schemas.dlq import DeadLetter
+from schemas.jobs import decode_job
+from streams import state_codec
+from streams.fold import BatchFolder, InputRecord
+from streams.llm.client import LiteLLMClient
+from streams.llm.jobs import run_job
+from streams.settings import Settings
+from streams.topics import Topics
+
+Role = Literal["all", "processor", "llm"]
+log = logging.getLogger(__name__)
+STATE_TABLE = "om-state"
+
+
+def broker_urls(bootstrap: str) -> list[str]:
+    return [f"kafka://{host.strip()}" for host in bootstrap.split(",") if host.strip()]
+
+
+def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: Any = None) -> faust.App:
+    state_codec.register()
+    topics = Topics.for_prefix(settings.topic_prefix)
+    app = faust.App(
+        f"{settings.topic_prefix}-{'worker' if role == 'all' else role}",
+        broker=broker_urls(settings.kafka_bootstrap),
+        store="memory://",
+        processing_guarantee="exactly_once",
+        topic_partitions=settings.partitions,
+        topic_replication_factor=settings.replication,
+        table_standby_replicas=0,
+        consumer_auto_offset_reset="earliest",
+        broker_commit_interval=settings.commit_interval_ms / 1000,
+        web_enabled=True,
+        web_host=settings.web_host,
+        web_port=settings.web_port,
+        web_bind=settings.web_host,
+        producer_linger_ms=1,
+    )
+
+    def topic(name: str) -> faust.TopicT:
+        return app.topic(name, key_serializer="raw", value_serializer="raw", partitions=settings.partitions)
+
+    out = {name: topic(name) for name in topics.all()}
+    if role in ("all", "processor"):
+        _install_processor(app, settings, config, topics, out)
+    if role in ("all", "llm"):
+        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient())
+    return app
+
+
+def _install_processor(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
+                       out: dict[str, faust.TopicT]) -> None:
+    inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
+                       partitions=settings.partitions)
+    table = app.Table(STATE_TABLE, default=None, partitions=settings.partitions)
+    table.value_serializer = state_codec.CODEC_NAME  # Faust derives it from value_type otherwise
+    folder = BatchFolder(config, topics)
+
+    @app.agent(inputs, name="om-processor")
+    async def om_processor(stream: faust.StreamT) -> None:
+        async for events in stream.take_events(settings.batch_max, within=settings.batch_within_ms / 1000):
+            records = [InputRecord(e.message.topic, e.message.partition, e.message.offset, e.key, e.value)
+                       for e in events]
+            result = folder.fold(records, table.data)
+            for record in result.outgoing:
+                await out[record.topic].send(key=record.key, value=record.value)
+            for key, partition in result.changed.items():
+                table.send_changelog(partition, key, table.data[key])
+            for key, partition in result.deleted.items():
+                table.send_changelog(partition, key, None)
+
+    ticked: dict[str, int] = {}
+
+    @app.timer(interval=settings.idle_check_seconds, on_leader=False)
+    async def idle_ticks() -> None:
+        """Quiet keys with buffered chunks get an idle tick once their idle TTL has passed."""
+        setting = config.resolved.activate_after_idle
+        if setting is None:
+            return
+        now = int(time.time() * 1000)
+        for key, state in list(table.data.items()):
+            if state is None or not state.record.buffered_chunks or ticked.get(key) == state.version:
+                continue
+            ttl = resolve_ttl(setting, state.actor_model, config.observation.provider_options)
+            if ttl is not None and state.last_activity_at is not None and now - state.last_activity_at >= ttl:
+                ticked[key] = state.version
+                await out[topics.control].send(key=key.encode(), value=IdleTick(key=key, at=now).to_bytes())
+
+
+def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
+                        out: dict[str, faust.TopicT], llm: Any) -> None:
+    counter = counter_for(config)
+
+    @app.agent(out[topics.jobs], name="om-llm", concurrency=settings.llm_concurrency)
+    async def om_llm(stream: faust.StreamT) -> None:
+        async for event in stream.events():
+            try:
+                job = decode_job(event.value)
+            except SchemaError as exc:
+                letter = DeadLetter.from_failure(
+                    topic=event.message.topic, partition=event.message.partition,
+                    offset=event.message.offset, key=event.key, value=event.value, error=exc,
+                    stage="decode", failed_at=int(time.time() * 1000))
+                await out[topics.dlq].send(key=event.key, value=letter.to_bytes())
+                continue
+            result = await run_job(job, config, llm, counter)
+            log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
+                                           "input_tokens": result.usage.input_tokens,
+                                           "output_tokens": result.usage.output_tokens})
+            await out[topics.results].send(key=event.key, value=result.to_bytes())

@@ -1,0 +1,122 @@
+"""Folding a batch of input records into key states: decode, route, decide, collect what to send.
+
+No Kafka here: records in, records out, so the rules of the shell (dead letters, keying checks,
+deletions) are testable on their own. The Faust agent hands each batch to :meth:`BatchFolder.fold`
+and delivers the result inside its transaction.
+
+Rules this module keeps:
+
+* Every input record either changes a key's state or produces a dead letter with a readable reason;
+  an exception anywhere in decoding or deciding never escapes to stall the partition.
+* A record must arrive keyed by its lookup key (the key is what made it reach this owner); a record
+  keyed otherwise is refused rather than folded into the wrong record.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from processors.config import OMConfig
+from processors.decide import Event, decide, event_key
+from processors.state import KeyState
+from schemas.base import SchemaError, decode
+from schemas.control import decode_control
+from schemas.dlq import DeadLetter
+from schemas.jobs import decode_result
+from schemas.messages import ChatMessage
+from streams.topics import Topics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    topic: str
+    key: bytes | None
+    value: bytes
+
+
+@dataclass
+class FoldResult:
+    outgoing: list[Outgoing] = field(default_factory=list)
+    changed: dict[str, int] = field(default_factory=dict)
+    deleted: dict[str, int] = field(default_factory=dict)
+    dead_letters: int = 0
+
+
+class BatchFolder:
+    def __init__(self, config: OMConfig, topics: Topics, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.topics = topics
+        self._clock = clock
+        self._decoders: dict[str, Callable[[bytes], Any]] = {
+            topics.messages: lambda data: decode(ChatMessage, data),
+            topics.control: decode_control,
+            topics.results: decode_result,
+        }
+
+    def fold(self, records: list[InputRecord], states: MutableMapping[str, KeyState]) -> FoldResult:
+        result = FoldResult()
+        for record in records:
+            try:
+                self._fold_one(record, states, result)
+            except SchemaError as exc:
+                self._dead_letter(record, exc, "validate" if exc.field else "decode", result)
+            except Exception as exc:  # a bug must cost one record, never the partition
+                log.exception("om.fold.error", extra={"topic": record.topic, "offset": record.offset})
+                self._dead_letter(record, exc, "apply", result)
+        return result
+
+    def _fold_one(self, record: InputRecord, states: MutableMapping[str, KeyState], result: FoldResult) -> None:
+        if record.value is None:
+            raise SchemaError("", "empty record (tombstone) on an input topic")
+        event: Event = self._decoders[record.topic](record.value)
+        key = event_key(event, self.config)
+        if record.key is not None and record.key.decode(errors="replace") != key:
+            raise SchemaError("key", f"record keyed {record.key!r} belongs to lookup key {key!r}; "
+                                     "produce it with its lookup key so it reaches the right owner")
+        decision = decide(states.get(key), event, self.config)
+        if decision.rejection is not None:
+            raise _Rejected(decision.rejection.field, decision.rejection.reason)
+        if decision.state is None:
+            if states.pop(key, None) is not None or key in result.changed:
+                result.changed.pop(key, None)
+                result.deleted[key] = record.partition
+        else:
+            states[key] = decision.state
+            result.changed[key] = record.partition
+            result.deleted.pop(key, None)
+        key_bytes = key.encode()
+        out = result.outgoing
+        out.extend(Outgoing(self.topics.jobs, key_bytes, job.to_bytes()) for job in decision.jobs)
+        out.extend(Outgoing(self.topics.events, key_bytes, ev.to_bytes()) for ev in decision.events)
+        out.extend(Outgoing(self.topics.records, key_bytes, d.to_bytes()) for d in decision.deltas)
+
+    def _dead_letter(self, record: InputRecord, exc: BaseException, stage: str, result: FoldResult) -> None:
+        letter = DeadLetter.from_failure(
+            topic=record.topic, partition=record.partition, offset=record.offset, key=record.key,
+            value=record.value, error=exc, stage=stage if not isinstance(exc, _Rejected) else "apply",
+            failed_at=int(self._clock() * 1000),
+        )
+        result.outgoing.append(Outgoing(self.topics.dlq, record.key, letter.to_bytes()))
+        result.dead_letters += 1
+        log.warning("om.dead_letter", extra={"topic": record.topic, "partition": record.partition,
+                                             "offset": record.offset, "stage": letter.stage,
+                                             "field": letter.field})
+
+
+class _Rejected(SchemaError):
+    """The core refused the event (e.g. a thread moving to another resource)."""

@@ -1,0 +1,126 @@
+"""Running one job: the LLM worker's whole business, with no OM state (ARCHITECTURE rule 4).
+
+A job becomes an Observer or Reflector request (the prompt/parse logic lives in ``processors``),
+the model is called through a :class:`ModelClient`, and the outcome becomes a result for the
+processor. Every failure — transient errors after their retries, degenerate output, a parse
+problem — is a result with ``ok=False``: the processor always hears back, so a cycle never hangs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from processors.config import OMConfig
+from processors.observer.model_port import ModelClient
+from processors.observer.runner import run_observer
+from processors.observer.types import ObserverMode, ObserverRequest, ObserverSettings, ThreadInput
+from processors.reflector.runner import run_reflector
+from processors.reflector.types import ReflectorMode, ReflectorRequest, ReflectorSettings
+from processors.tokens import TokenCounter
+from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def observer_settings(config: OMConfig) -> ObserverSettings:
+    return ObserverSettings.from_config(config.observation, model=config.observer_model())
+
+
+def reflector_settings(config: OMConfig) -> ReflectorSettings:
+    section = config.reflection
+    settings = section.model_settings
+    return ReflectorSettings(
+        model=config.reflector_model(),
+        temperature=settings.temperature if settings else None,
+        max_output_tokens=settings.max_output_tokens if settings else None,
+        provider_options=section.provider_options,
+        observation_tokens=config.resolved.reflection_tokens,
+        buffer_activation=config.resolved.reflection_buffer_activation or 1.0,
+        instruction=section.instruction,
+        extractors=list(section.extract or []),
+    )
+
+
+async def run_observe_job(job: ObserveJob, config: OMConfig, llm: ModelClient,
+                          counter: TokenCounter) -> ObserveResult:
+    started = _now_ms()
+    settings = observer_settings(config)
+    if not job.continuation_hints:
+        settings = settings.model_copy(update={"current_task": False, "suggested_response": False})
+    request = ObserverRequest(
+        mode=_observer_mode(job),
+        messages=job.messages if job.scope == "thread" else [],
+        threads=_threads(job) if job.scope == "resource" else [],
+        prior_observations=job.prior_observations,
+        buffered_observations=job.buffered_observations,
+        pending_reflection=job.pending_reflection,
+        prior=job.prior_metadata,
+        settings=settings,
+        tz=job.timezone,
+    )
+    outcome = await run_observer(request, llm, counter)
+    failed = outcome.error or ("the Observer repeated itself (degenerate output)" if outcome.degenerate else None)
+    return ObserveResult(
+        cycle_id=job.cycle_id, key=job.key, generation=job.generation, mode=job.mode,
+        ok=failed is None, error=failed, started_at=started, completed_at=_now_ms(),
+        usage=outcome.usage, attempts=outcome.attempts, degenerate=outcome.degenerate,
+        observations=_observations(job, outcome) if failed is None else "",
+        current_task=outcome.current_task, suggested_response=outcome.suggested_response,
+        thread_title=outcome.thread_title, extracted_values=outcome.extracted or None,
+        extraction_failures=[f.model_dump() for f in outcome.extraction_failures] or None,
+    )
+
+
+async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
+                          counter: TokenCounter) -> ReflectResult:
+    started = _now_ms()
+    request = ReflectorRequest(
+        mode=ReflectorMode.SYNC if job.mode == "sync" else ReflectorMode.BACKGROUND,
+        observations=job.observations,
+        observation_token_count=job.input_tokens,
+        start_level=job.start_level,
+        target_tokens=job.target_tokens,
+        settings=reflector_settings(config),
+    )
+    outcome = await run_reflector(request, llm, counter)
+    return ReflectResult(
+        cycle_id=job.cycle_id, key=job.key, generation=job.generation, mode=job.mode,
+        ok=outcome.error is None, error=outcome.error, started_at=started, completed_at=_now_ms(),
+        usage=outcome.usage, attempts=outcome.attempts,
+        observations=outcome.observations if outcome.error is None else "",
+        suggested_response=outcome.suggested_response, compression_level=outcome.level,
+    )
+
+
+async def run_job(job: ObserveJob | ReflectJob, config: OMConfig, llm: ModelClient,
+                  counter: TokenCounter) -> ObserveResult | ReflectResult:
+    if isinstance(job, ObserveJob):
+        return await run_observe_job(job, config, llm, counter)
+    return await run_reflect_job(job, config, llm, counter)
+
+
+def _observer_mode(job: ObserveJob) -> ObserverMode:
+    if job.scope == "resource":
+        return ObserverMode.MULTI_THREAD
+    return ObserverMode.BUFFER if job.mode == "buffer" else ObserverMode.SYNC
+
+
+def _threads(job: ObserveJob) -> list[ThreadInput]:
+    by_thread = defaultdict(list)
+    for message in job.messages:
+        by_thread[message.thread_id].append(message)
+    return [ThreadInput(thread_id=t, messages=m) for t, m in by_thread.items()]
+
+
+def _observations(job: ObserveJob, outcome) -> str:
+    """Resource scope: each thread's notes wrapped in its own ``<thread id>`` section (§4.9)."""
+    if job.scope == "thread" or not outcome.threads:
+        return outcome.observations
+    return "\n".join(
+        f'<thread id="{thread_id}">\n{obs.observations}\n</thread>'
+        for thread_id, obs in outcome.threads.items()
+        if obs.observations.strip()
+    )
