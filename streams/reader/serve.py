@@ -1,0 +1,59 @@
+"""Running the reader's HTTP service: inside the worker (embedded chDB) or as its own process.
+
+Embedded: chDB lets one process open a data directory, so the worker that sinks into it also
+serves reads — :func:`start_reader` adds the site to the worker's event loop and shares its client.
+Server mode: any number of stateless ``om reader serve`` processes against a ClickHouse server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+import orjson
+from aiohttp import web
+from clickhouse_connect.driver.client import Client
+
+from processors.config import OMConfig
+from streams.clickhouse import connect
+from streams.migrate import apply_migrations
+from streams.reader.api import Reader
+from streams.reader.http import create_app
+from streams.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def load_config(settings: Settings) -> OMConfig:
+    """The OM config the pipeline runs with (``OM_CONFIG_FILE``), else the defaults."""
+    if settings.config_file is None:
+        return OMConfig()
+    return OMConfig.from_mastra(orjson.loads(settings.config_file.read_bytes()))
+
+
+async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None) -> web.AppRunner:
+    """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it."""
+    if not settings.reader_tokens:
+        log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
+    app = create_app(Reader(client, config or load_config(settings)), settings.reader_tokens)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, settings.reader_host, settings.reader_port).start()
+    log.info("reader.serving", extra={"host": settings.reader_host, "port": settings.reader_port})
+    return runner
+
+
+async def serve_reader(settings: Settings) -> None:
+    """``om reader serve``: run until SIGINT/SIGTERM."""
+    client = connect(settings.clickhouse_dsn)
+    apply_migrations(client)
+    runner = await start_reader(client, settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,36 @@
+"""``om sink``: the sink as its own process, for a ClickHouse server (or a chDB dir it alone opens)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from streams.clickhouse import connect
+from streams.migrate import apply_migrations
+from streams.settings import Settings
+from streams.sink.service import Sink, SinkOptions
+from streams.topics import Topics
+
+
+def sink_from_settings(settings: Settings) -> Sink:
+    """A sink on the settings' broker, topics and ClickHouse, with the schema migrated."""
+    client = connect(settings.clickhouse_dsn)
+    apply_migrations(client)
+    options = SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
+                          max_wait_ms=settings.sink_max_wait_ms)
+    return Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix), options)
+
+
+async def run_sink(settings: Settings) -> None:
+    """Run until SIGINT/SIGTERM, then finish the batch in hand and leave the group."""
+    sink = sink_from_settings(settings)
+    await sink.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    stopper = asyncio.create_task(stop.wait())
+    loop_ended = asyncio.ensure_future(sink.wait())
+    await asyncio.wait({stopper, loop_ended}, return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    await sink.stop()

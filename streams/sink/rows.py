@@ -1,0 +1,125 @@
+"""Topic records to ClickHouse rows: one pure function per model, no IO.
+
+Every row carries a version that only grows for its identity (a Kafka offset, or the key's
+applied-event counter), so inserting a row again — a redelivery, a retry after a failed insert, a
+full replay — leaves the ReplacingMergeTree tables as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from schemas.base import decode
+from schemas.deltas import ChunkChanged, Delta, KeyDeleted, MessagesObserved, RecordSnapshot
+from schemas.lifecycle import StatusEvent, decode_event
+from schemas.messages import ChatMessage
+from schemas.tagged import decode_tagged, members_by_tag
+
+_DELTA_TYPES = members_by_tag(Delta)
+
+MESSAGE_COLUMNS = ("resource_id", "thread_id", "id", "lookup_key", "role", "created_at", "parts", "model",
+                   "metadata", "message_resource_id", "version")
+OBSERVATION_COLUMNS = ("lookup_key", "message_id", "cycle_id", "generation", "range", "observed_at", "version")
+CHUNK_COLUMNS = ("lookup_key", "chunk_id", "cycle_id", "generation", "status", "observations", "token_count",
+                 "message_ids", "message_tokens", "range", "last_observed_at", "created_at", "thread_title",
+                 "extracted_values", "changed_at", "version")
+RECORD_COLUMNS = ("resource_id", "lookup_key", "generation", "record_id", "scope", "thread_id", "origin_type",
+                  "active_observations", "observation_token_count", "total_tokens_observed",
+                  "pending_message_tokens", "last_observed_at", "buffered_chunk_ids", "buffered_reflection",
+                  "buffered_reflection_tokens", "buffered_reflection_input_tokens", "observed_timezone",
+                  "threads", "thread_titles", "unobserved_message_ids", "created_at", "updated_at",
+                  "snapshot_at", "version")
+EVENT_COLUMNS = ("resource_id", "lookup_key", "thread_id", "type", "cycle_id", "at", "event_id",
+                 "applied_message_id", "payload", "offset")
+TOMBSTONE_COLUMNS = ("resource_id", "lookup_key", "thread_id", "deleted_at", "version")
+
+# Insert order inside one flush: what a reader joins *from* lands last, so a reader that sees a
+# record head also sees the observation rows it implies (see reader/queries.py).
+TABLE_ORDER = ("om_messages", "om_message_observations", "om_observation_chunks", "om_events",
+               "om_deleted_keys", "om_records")
+COLUMNS = {
+    "om_messages": MESSAGE_COLUMNS,
+    "om_message_observations": OBSERVATION_COLUMNS,
+    "om_observation_chunks": CHUNK_COLUMNS,
+    "om_records": RECORD_COLUMNS,
+    "om_events": EVENT_COLUMNS,
+    "om_deleted_keys": TOMBSTONE_COLUMNS,
+}
+
+
+@dataclass(frozen=True)
+class Rows:
+    """What one topic record turns into: rows per table, and a deletion to run after them."""
+
+    rows: dict[str, list[list[Any]]]
+    deletion: KeyDeleted | None = None
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _nullable_json(value: Any) -> str | None:
+    return None if value is None else _json(value)
+
+
+def message_rows(key: str, value: bytes, offset: int) -> Rows:
+    message = decode(ChatMessage, value)
+    dumped = message.to_json_dict()
+    row = [message.owner, message.thread_id, message.id, key, message.role, message.created_at,
+           _json(dumped.get("parts", [])), message.model, _nullable_json(message.metadata),
+           message.resource_id, offset]
+    return Rows({"om_messages": [row]})
+
+
+def event_rows(key: str, value: bytes, offset: int) -> Rows:
+    event = decode_event(value)
+    applied = ""
+    if isinstance(event, StatusEvent) and event.applied_through is not None:
+        applied = event.applied_through.message_id
+    payload = event.to_bytes()
+    event_id = int.from_bytes(hashlib.blake2b(payload, digest_size=8).digest(), "big")
+    row = [event.resource_id, event.key, event.thread_id or "", event.type, getattr(event, "cycle_id", ""),
+           event.at, event_id, applied, payload.decode(), offset]
+    return Rows({"om_events": [row]})
+
+
+def delta_rows(value: bytes) -> Rows:
+    delta = decode_tagged(value, "kind", _DELTA_TYPES)
+    if isinstance(delta, RecordSnapshot):
+        return Rows({"om_records": [_record_row(delta)]})
+    if isinstance(delta, MessagesObserved):
+        rows = [[delta.key, mid, delta.cycle_id, delta.generation, delta.range, delta.at, delta.version]
+                for mid in delta.message_ids]
+        return Rows({"om_message_observations": rows})
+    if isinstance(delta, ChunkChanged):
+        return Rows({"om_observation_chunks": [_chunk_row(delta)]})
+    assert isinstance(delta, KeyDeleted)
+    tombstone = [delta.resource_id, delta.key, delta.thread_id or "", delta.at, delta.version]
+    return Rows({"om_deleted_keys": [tombstone]}, deletion=delta)
+
+
+def _record_row(snapshot: RecordSnapshot) -> list[Any]:
+    record = snapshot.record
+    threads = {tid: meta.to_json_dict() for tid, meta in snapshot.threads.items()}
+    titles = {tid: meta.thread_title for tid, meta in snapshot.threads.items() if meta.thread_title}
+    return [record.resource_id, snapshot.key, record.generation, record.id, record.scope, record.thread_id,
+            record.origin_type, record.active_observations, record.observation_token_count,
+            record.total_tokens_observed, snapshot.pending_message_tokens, record.last_observed_at,
+            [c.id for c in record.buffered_chunks], record.buffered_reflection,
+            record.buffered_reflection_tokens, record.buffered_reflection_input_tokens,
+            record.observed_timezone, _json(threads), titles, list(snapshot.unobserved_message_ids),
+            record.created_at, record.updated_at, snapshot.at, snapshot.version]
+
+
+def _chunk_row(delta: ChunkChanged) -> list[Any]:
+    chunk = delta.chunk
+    ids = list(chunk.message_ids)
+    span = f"{ids[0]}:{ids[-1]}" if ids else ""
+    return [delta.key, chunk.id, chunk.cycle_id, delta.generation, delta.status, chunk.observations,
+            chunk.token_count, ids, chunk.message_tokens, span, chunk.last_observed_at, chunk.created_at,
+            chunk.thread_title, _nullable_json(chunk.extracted_values), delta.at, delta.version]

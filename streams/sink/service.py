@@ -1,0 +1,233 @@
+"""The ClickHouse sink: messages, records and events topics -> tables, in batches, at least once.
+
+Guarantees:
+
+* **Nothing lost.** Offsets are committed only after ClickHouse accepted the whole batch. A crash
+  between insert and commit redelivers the batch; the tables absorb the repeat (every row replaces
+  itself by version, see :mod:`streams.sink.rows`), so at-least-once delivery ends exactly-once in
+  the tables.
+* **ClickHouse down is a pause, not a failure.** The batch is retried with exponential backoff
+  until it lands; meanwhile the partitions are paused and the consumer keeps polling, so it stays
+  in its group however long the outage lasts.
+* **Poison never stalls.** A record that cannot be decoded goes to the dead-letter topic with the
+  reason; a record ClickHouse refuses while ClickHouse is otherwise healthy is isolated by writing
+  the batch record by record, and dead-lettered too. Its offset is then committed like any other.
+* **Embeddable.** :meth:`Sink.start` runs the loop as a task on the caller's event loop (the
+  embedded worker hosts it next to the chDB engine); ``om sink`` runs it alone for server DSNs.
+  ClickHouse calls run in a thread (the chDB client is synchronous and serialises its calls).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.errors import CommitFailedError
+from aiokafka.structs import ConsumerRecord, TopicPartition
+from clickhouse_connect.driver.client import Client
+
+from schemas.base import SchemaError
+from schemas.dlq import DeadLetter
+from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows
+from streams.sink.writer import write_batch
+from streams.topics import Topics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    group_id: str = "om-sink"
+    max_batch: int = 5000
+    max_wait_ms: int = 200
+    retry_initial_s: float = 0.2
+    retry_max_s: float = 10.0
+    consumer: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SinkStats:
+    batches: int = 0
+    rows: int = 0
+    dead_letters: int = 0
+    retries: int = 0
+
+
+class Sink:
+    def __init__(self, client: Client, bootstrap: str, topics: Topics, options: SinkOptions | None = None) -> None:
+        self.client = client
+        self.bootstrap = bootstrap
+        self.topics = topics
+        self.options = options or SinkOptions()
+        self.stats = SinkStats()
+        self._converters: dict[str, Callable[[ConsumerRecord], Rows]] = {
+            topics.messages: lambda r: message_rows(_key(r), r.value, r.offset),
+            topics.events: lambda r: event_rows(_key(r), r.value, r.offset),
+            topics.records: lambda r: delta_rows(r.value),
+        }
+        self._consumer: AIOKafkaConsumer | None = None
+        self._producer: AIOKafkaProducer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+
+    async def start(self) -> None:
+        """Join the group and run the loop as a task on the running event loop."""
+        opts = self.options
+        self._consumer = AIOKafkaConsumer(
+            *self._converters, bootstrap_servers=self.bootstrap, group_id=opts.group_id,
+            enable_auto_commit=False, auto_offset_reset="earliest", **opts.consumer,
+        )
+        self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True)
+        await self._producer.start()
+        await self._consumer.start()
+        self._task = asyncio.create_task(self._run(), name="om-sink")
+        log.info("sink.started", extra={"group": opts.group_id, "topics": list(self._converters)})
+
+    async def stop(self) -> None:
+        """Finish the batch in hand (if ClickHouse takes it), then leave the group."""
+        self._stopping.set()
+        if self._task is not None:
+            await self._task
+        if self._consumer is not None:
+            await self._consumer.stop()
+        if self._producer is not None:
+            await self._producer.stop()
+        log.info("sink.stopped", extra={"batches": self.stats.batches, "rows": self.stats.rows})
+
+    async def wait(self) -> None:
+        """Until the loop ends (after :meth:`stop`, or with the error that ended it)."""
+        assert self._task is not None, "start() first"
+        await self._task
+
+    async def lag(self) -> int:
+        """Records on the assigned partitions not yet committed by this sink."""
+        consumer = self._require_consumer()
+        assigned = list(consumer.assignment())
+        if not assigned:
+            return -1
+        ends = await consumer.end_offsets(assigned)
+        total = 0
+        for tp in assigned:
+            committed = await consumer.committed(tp)
+            total += ends[tp] - (committed or 0)
+        return total
+
+    def _require_consumer(self) -> AIOKafkaConsumer:
+        assert self._consumer is not None, "start() first"
+        return self._consumer
+
+    async def _run(self) -> None:
+        while not self._stopping.is_set():
+            batch = await self._collect()
+            if batch:
+                await self._flush(batch)
+
+    async def _collect(self) -> list[ConsumerRecord]:
+        """Up to ``max_batch`` records, waiting at most ``max_wait_ms`` after the first poll."""
+        consumer = self._require_consumer()
+        opts = self.options
+        records: list[ConsumerRecord] = []
+        deadline = time.monotonic() + opts.max_wait_ms / 1000
+        while len(records) < opts.max_batch and not self._stopping.is_set():
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0:
+                break
+            got = await consumer.getmany(timeout_ms=remaining_ms, max_records=opts.max_batch - len(records))
+            for partition_records in got.values():
+                records.extend(partition_records)
+        return records
+
+    async def _flush(self, batch: list[ConsumerRecord]) -> None:
+        converted: list[tuple[ConsumerRecord, Rows]] = []
+        for record in batch:
+            try:
+                converted.append((record, self._converters[record.topic](record)))
+            except (SchemaError, ValueError, TypeError) as error:
+                await self._dead_letter(record, error, "decode" if _unparsable(error) else "validate")
+        await self._write(converted)
+        await self._commit(batch)
+        self.stats.batches += 1
+
+    async def _write(self, converted: list[tuple[ConsumerRecord, Rows]]) -> None:
+        delay = self.options.retry_initial_s
+        while True:
+            try:
+                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted])
+                return
+            except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
+                if await self._clickhouse_healthy() and len(converted) > 0:
+                    await self._write_one_by_one(converted)
+                    return
+                self.stats.retries += 1
+                log.warning("sink.clickhouse.unavailable", extra={"error": type(error).__name__,
+                                                                   "retry_in_s": delay})
+                await self._paused_wait(delay)
+                delay = min(delay * 2, self.options.retry_max_s)
+
+    async def _write_one_by_one(self, converted: list[tuple[ConsumerRecord, Rows]]) -> None:
+        """ClickHouse is up but refused the batch: find the records it refuses, dead-letter them."""
+        for record, rows in converted:
+            try:
+                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows])
+            except Exception as error:  # noqa: BLE001 - decided by the health probe below
+                if not await self._clickhouse_healthy():
+                    raise
+                await self._dead_letter(record, error, "apply")
+
+    async def _clickhouse_healthy(self) -> bool:
+        """Reachable, and every table there: only then is a refused record the record's fault."""
+        try:
+            present = await asyncio.to_thread(
+                self.client.command,
+                "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}",
+                parameters={"names": list(TABLE_ORDER)},
+            )
+        except Exception:  # noqa: BLE001 - unhealthy is the answer, whatever the error
+            return False
+        return int(present) == len(TABLE_ORDER)
+
+    async def _paused_wait(self, seconds: float) -> None:
+        """Wait while staying in the group: poll paused partitions instead of sleeping."""
+        consumer = self._require_consumer()
+        assigned = consumer.assignment()
+        consumer.pause(*assigned)
+        try:
+            await consumer.getmany(timeout_ms=int(seconds * 1000))
+        finally:
+            consumer.resume(*consumer.assignment())
+
+    async def _commit(self, batch: list[ConsumerRecord]) -> None:
+        offsets: dict[TopicPartition, int] = {}
+        for record in batch:
+            tp = TopicPartition(record.topic, record.partition)
+            offsets[tp] = max(offsets.get(tp, 0), record.offset + 1)
+        try:
+            await self._require_consumer().commit(offsets)
+        except CommitFailedError:
+            # The group rebalanced while the batch was written: the new owner re-reads it, and the
+            # tables absorb the repeat.
+            log.warning("sink.commit.failed_after_rebalance", extra={"partitions": len(offsets)})
+
+    async def _dead_letter(self, record: ConsumerRecord, error: BaseException, stage: str) -> None:
+        letter = DeadLetter.from_failure(
+            topic=record.topic, partition=record.partition, offset=record.offset, key=record.key,
+            value=record.value, error=error, stage=stage, failed_at=int(time.time() * 1000),  # type: ignore[arg-type]
+        )
+        assert self._producer is not None
+        await self._producer.send_and_wait(self.topics.dlq, letter.to_bytes(), key=record.key)
+        self.stats.dead_letters += 1
+        log.warning("sink.dead_letter", extra={"topic": record.topic, "partition": record.partition,
+                                               "offset": record.offset, "stage": stage, "field": letter.field})
+
+
+def _key(record: ConsumerRecord) -> str:
+    return record.key.decode() if record.key else ""
+
+
+def _unparsable(error: BaseException) -> bool:
+    return isinstance(error, UnicodeDecodeError) or (isinstance(error, SchemaError) and not error.field)

@@ -1,0 +1,158 @@
+"""Helpers for sink/reader tests: a conversation run through the pure core, published to real topics.
+
+The core (``decide`` + the echo model) produces exactly what the processor publishes — messages,
+record deltas, lifecycle events — so the sink and reader can be tested against the core's own
+final state without the streaming runtime. Temporal-gap signals the core inserts are published
+as ordinary ``signal`` messages, as the processor stores them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
+from clickhouse_connect.driver.binding import quote_identifier
+from clickhouse_connect.driver.client import Client
+
+from processors.config import OMConfig
+from processors.decide import Event, decide, event_key
+from processors.state import KeyState
+from schemas.base import WireModel
+from schemas.messages import ChatMessage
+from streams.clickhouse import connect
+from streams.migrate import apply_migrations
+from streams.sink import Sink, SinkOptions
+from streams.topics import Topics
+from tests.unit.core_driver import MINUTE, T0, message
+from tests.unit.echo_model import respond
+
+REFLECTIVE = {"observation": {"message_tokens": 1500}, "reflection": {"observation_tokens": 800},
+              "temporal_markers": True}
+FAST_SINK = {"fetch_max_wait_ms": 20, "session_timeout_ms": 6000, "heartbeat_interval_ms": 1000}
+
+
+@dataclass
+class Conversation:
+    config: OMConfig
+    messages: list[tuple[str, ChatMessage]] = field(default_factory=list)
+    records: list[tuple[str, WireModel]] = field(default_factory=list)
+    events: list[tuple[str, WireModel]] = field(default_factory=list)
+    states: dict[str, KeyState] = field(default_factory=dict)
+
+    def feed(self, event: Event) -> None:
+        """Apply one input like the processor: fold, publish effects, answer jobs at once."""
+        pending: list[Event] = [event]
+        while pending:
+            current = pending.pop(0)
+            key = event_key(current, self.config)
+            decision = decide(self.states.get(key), current, self.config)
+            if decision.state is None:
+                self.states.pop(key, None)
+            else:
+                self.states[key] = decision.state
+                self._publish_signals(key, decision.state)
+            self.records.extend((key, d) for d in decision.deltas)
+            self.events.extend((key, e) for e in decision.events)
+            pending.extend(respond(job) for job in decision.jobs)
+
+    def talk(self, count: int, *, thread: str, resource: str, start: int = T0, gap_every: int = 0) -> None:
+        at = start
+        for i in range(count):
+            if gap_every and i and i % gap_every == 0:
+                at += 3 * 60 * MINUTE
+            at += MINUTE
+            msg = message(f"{thread}-m{i}", at, role="user" if i % 2 == 0 else "assistant",
+                          thread=thread, resource=resource)
+            self.messages.append((event_key(msg, self.config), msg))
+            self.feed(msg)
+
+    def _publish_signals(self, key: str, state: KeyState) -> None:
+        published = {m.id for _, m in self.messages}
+        for msg in state.window:
+            if msg.role == "signal" and msg.id not in published:
+                self.messages.append((key, msg))
+
+
+def fresh_topics(names: dict[str, str]) -> Topics:
+    """A Topics naming the test's fresh topics (the ones the sink does not read get dummy names)."""
+    unused = f"unused.{uuid.uuid4().hex[:8]}"
+    return Topics(messages=names["messages"], control=unused, jobs=unused, results=unused,
+                  events=names["events"], records=names["records"], dlq=names["dlq"])
+
+
+async def make_topics(new_topic: Callable[..., Awaitable[str]], partitions: int = 2) -> Topics:
+    names = {name: await new_topic(partitions=partitions, prefix=f"om.{name}")
+             for name in ("messages", "events", "records", "dlq")}
+    return fresh_topics(names)
+
+
+async def publish(bootstrap: str, topics: Topics, conversation: Conversation) -> int:
+    """Produce every message, delta and event with the lookup key; returns the record count."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, linger_ms=5)
+    await producer.start()
+    try:
+        sends = [
+            *(producer.send(topics.messages, m.to_bytes(), key=k.encode()) for k, m in conversation.messages),
+            *(producer.send(topics.records, d.to_bytes(), key=k.encode()) for k, d in conversation.records),
+            *(producer.send(topics.events, e.to_bytes(), key=k.encode()) for k, e in conversation.events),
+        ]
+        futures = await asyncio.gather(*sends)
+        await asyncio.gather(*futures)
+        return len(futures)
+    finally:
+        await producer.stop()
+
+
+def database_client(clickhouse_dsn: str) -> Client:
+    """A client on a fresh database of the session's engine, migrated: tables of this test only."""
+    client = connect(f"{clickhouse_dsn}?database=t_{uuid.uuid4().hex[:12]}")
+    apply_migrations(client)
+    return client
+
+
+async def sink_until_drained(client: Client, bootstrap: str, topics: Topics, expected: int,
+                             *, group: str | None = None, max_batch: int = 500, deadline_s: float = 60.0) -> Sink:
+    """Run a sink until its group has committed ``expected`` records, then stop it."""
+    sink = Sink(client, bootstrap, topics, SinkOptions(group_id=group or f"sink-{uuid.uuid4().hex[:8]}",
+                                                       max_batch=max_batch, max_wait_ms=50, consumer=FAST_SINK))
+    await sink.start()
+    try:
+        await wait_committed(bootstrap, sink.options.group_id, topics, expected, deadline_s)
+    finally:
+        await sink.stop()
+    return sink
+
+
+async def wait_committed(bootstrap: str, group: str, topics: Topics, expected: int, deadline_s: float) -> None:
+    deadline = time.monotonic() + deadline_s
+    while (done := await committed_total(bootstrap, group, topics)) < expected:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"sink committed {done} of {expected} records within {deadline_s} s")
+        await asyncio.sleep(0.05)
+
+
+async def committed_total(bootstrap: str, group: str, topics: Topics) -> int:
+    """Sum of the group's committed offsets over the sink's topics (= records it has finished)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        offsets = await admin.list_consumer_group_offsets(group)
+    finally:
+        await admin.close()
+    wanted = {topics.messages, topics.records, topics.events}
+    return sum(meta.offset for tp, meta in offsets.items() if tp.topic in wanted and meta.offset > 0)
+
+
+def table_dump(client: Client) -> dict[str, list[tuple[Any, ...]]]:
+    """Every om_* table's FINAL content, sorted: equal dumps mean equal tables."""
+    tables = [row[0] for row in client.query(
+        "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'om\\_%' "
+        "AND name != 'om_schema_migrations'").result_rows]
+    return {table: sorted(client.query(f"SELECT * FROM {quote_identifier(table)} FINAL").result_rows, key=repr)
+            for table in tables}

@@ -1,0 +1,72 @@
+"""The reader against the real broker and ClickHouse engine: context() equals the core's own view."""
+
+from __future__ import annotations
+
+import pytest
+
+from processors.config import OMConfig
+from processors.context import build_context
+from streams.reader import NotCaughtUp, Reader, ThreadNotFound
+from tests.integration.om_pipeline import (
+    REFLECTIVE,
+    Conversation,
+    database_client,
+    make_topics,
+    publish,
+    sink_until_drained,
+)
+from tests.unit.core_driver import T0
+
+pytestmark = pytest.mark.integration
+NOW = T0 + 30 * 86_400_000
+
+
+def core_context(conversation: Conversation, thread: str):
+    state = conversation.states[f"thread:{thread}"]
+    return build_context(state.record.active_observations, list(state.window), NOW,
+                         meta=state.threads.get(thread), timezone=state.record.observed_timezone)
+
+
+async def test_context_equals_the_core_after_a_conversation(kafka_bootstrap, clickhouse_dsn, new_topic) -> None:
+    config = OMConfig.model_validate(REFLECTIVE)
+    conversation = Conversation(config)
+    conversation.talk(160, thread="ta", resource="ra", gap_every=25)
+    conversation.talk(7, thread="tb", resource="ra")
+    state = conversation.states["thread:ta"]
+    assert state.record.generation >= 2 and state.window, "the conversation must reflect and keep a window"
+    assert any(m.role == "signal" for _, m in conversation.messages)
+    topics = await make_topics(new_topic)
+    total = await publish(kafka_bootstrap, topics, conversation)
+    client = database_client(clickhouse_dsn)
+    await sink_until_drained(client, kafka_bootstrap, topics, total)
+
+    reader = Reader(client, config)
+    for thread in ("ta", "tb"):
+        got = await reader.context(thread, "ra", now_ms=NOW)
+        assert got == core_context(conversation, thread)
+    status = await reader.status("ta", "ra")
+    assert status is not None and status.generation == state.record.generation
+    last = conversation.messages[-1][1]
+    await reader.context("tb", "ra", wait_for_message_id=last.id, timeout=5)
+
+
+async def test_other_resources_and_unknown_threads_are_not_found(kafka_bootstrap, clickhouse_dsn, new_topic) -> None:
+    config = OMConfig.model_validate(REFLECTIVE)
+    conversation = Conversation(config)
+    conversation.talk(40, thread="owned", resource="r-owner")
+    conversation.talk(1, thread="lonely", resource="r-owner")  # one message: no record snapshot yet
+    topics = await make_topics(new_topic)
+    total = await publish(kafka_bootstrap, topics, conversation)
+    client = database_client(clickhouse_dsn)
+    await sink_until_drained(client, kafka_bootstrap, topics, total)
+
+    reader = Reader(client, config)
+    assert (await reader.context("lonely", "r-owner", now_ms=NOW)).messages[0].id == "lonely-m0"
+    for thread, resource in (("owned", "r-thief"), ("lonely", "r-thief"), ("nope", "r-owner"),
+                             ("owned' OR 1=1 --", "r-owner"), ("owned", "r-owner' OR '1'='1")):
+        with pytest.raises(ThreadNotFound):
+            await reader.context(thread, resource, now_ms=NOW)
+        with pytest.raises(ThreadNotFound):
+            await reader.status(thread, resource)
+    with pytest.raises(NotCaughtUp):
+        await reader.context("owned", "r-thief", wait_for_message_id="owned-m0", timeout=0.3)

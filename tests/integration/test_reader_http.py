@@ -1,0 +1,111 @@
+"""The reader's HTTP service: tokens bound to resources, nothing of another tenant ever leaves."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from urllib.parse import quote
+
+import aiohttp
+import pytest
+
+from processors.config import OMConfig
+from streams.reader.serve import start_reader
+from streams.settings import Settings
+from tests.integration.om_pipeline import REFLECTIVE, Conversation, database_client, make_topics, publish, sink_until_drained
+from tests.integration.test_reader import core_context
+
+pytestmark = pytest.mark.integration
+TOKENS = {"owner-token": ["r-owner"], "thief-token": ["r-thief"], "both-token": ["r-owner", "r-thief"]}
+CRAFTED = ["owned' OR '1'='1", "owned\\' --", "%", "owned%00", "owned\"; DROP TABLE om_messages; --", "../owned"]
+
+
+@pytest.fixture
+async def service(kafka_bootstrap, clickhouse_dsn, new_topic) -> AsyncIterator[tuple[str, Conversation]]:
+    config = OMConfig.model_validate(REFLECTIVE)
+    talk = Conversation(config)
+    talk.talk(60, thread="owned", resource="r-owner")
+    talk.talk(3, thread="theirs", resource="r-thief")
+    topics = await make_topics(new_topic)
+    total = await publish(kafka_bootstrap, topics, talk)
+    client = database_client(clickhouse_dsn)
+    await sink_until_drained(client, kafka_bootstrap, topics, total)
+    settings = Settings(clickhouse_dsn=clickhouse_dsn, reader_port=0, reader_tokens=TOKENS)
+    runner = await start_reader(client, settings, config)
+    host, port = runner.addresses[0][:2]
+    try:
+        yield f"http://{host}:{port}", talk
+    finally:
+        await runner.cleanup()
+
+
+async def get(url: str, token: str | None = None) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with aiohttp.ClientSession() as session, session.get(url, headers=headers) as response:
+        return response.status, await response.text()
+
+
+def secrets_of(talk: Conversation, thread: str) -> list[str]:
+    """Strings that must never appear in a refused answer: the thread's message ids and texts."""
+    messages = [m for _, m in talk.messages if m.thread_id == thread]
+    return [m.id for m in messages] + [m.parts[0].text[:40] for m in messages]
+
+
+async def test_owner_reads_the_context_the_core_computes(service) -> None:
+    base, talk = service
+    async with aiohttp.ClientSession() as session:
+        url = f"{base}/v1/threads/owned/context?resource_id=r-owner&wait_for_message_id=owned-m59"
+        async with session.get(url, headers={"Authorization": "Bearer owner-token"}) as response:
+            assert response.status == 200
+            body = await response.json()
+    expected = core_context(talk, "owned")
+    # observation pieces carry relative dates ("3 days ago"), anchored at the request time here
+    assert body["system"][:2] == expected.system[:2] and len(body["system"]) == len(expected.system)
+    assert [m["id"] for m in body["messages"]] == [m.id for m in expected.messages]
+    assert body["chat"][-1]["content"] == expected.as_chat()[-1]["content"]
+    status, text = await get(f"{base}/v1/threads/owned/status", "owner-token")  # single-resource token
+    assert status == 200 and '"generation"' in text
+
+
+async def test_refusals_leak_nothing(service) -> None:
+    base, talk = service
+    secret = secrets_of(talk, "owned")
+    cases = [
+        (f"{base}/v1/threads/owned/context?resource_id=r-owner", None, 401),
+        (f"{base}/v1/threads/owned/context?resource_id=r-owner", "wrong-token", 401),
+        (f"{base}/v1/threads/owned/context?resource_id=r-owner", "thief-token", 403),
+        (f"{base}/v1/threads/owned/context?resource_id=r-thief", "thief-token", 404),
+        (f"{base}/v1/threads/owned/status?resource_id=r-thief", "thief-token", 404),
+        (f"{base}/v1/threads/owned/context", "both-token", 400),
+        (f"{base}/v1/threads/owned/context?resource_id={quote(CRAFTED[0])}", "both-token", 403),
+        (f"{base}/v1/threads/owned/context?resource_id=r-thief&wait_for_message_id=owned-m0&timeout=0.2",
+         "thief-token", 504),
+    ]
+    cases += [(f"{base}/v1/threads/{quote(crafted, safe='')}/context?resource_id=r-owner", "owner-token", 404)
+              for crafted in CRAFTED]
+    for url, token, expected in cases:
+        status, text = await get(url, token)
+        assert status == expected, (url, token, status, text)
+        assert not any(s in text for s in secret), (url, text)
+    status, _ = await get(f"{base}/v1/threads/owned/context?resource_id=r-owner", "owner-token")
+    assert status == 200, "the crafted ids changed nothing"
+
+
+async def test_recall_is_bound_to_the_tokens_resources(service) -> None:
+    base, talk = service
+    async with aiohttp.ClientSession() as session:
+        for token, body, expected in (("wrong-token", {}, 401), ("thief-token", {"resource_id": "r-owner"}, 403),
+                                      ("owner-token", [], 400)):
+            async with session.post(f"{base}/v1/recall", json=body,
+                                    headers={"Authorization": f"Bearer {token}"}) as response:
+                text = await response.text()
+                assert response.status == expected, text
+                assert not any(s in text for s in secrets_of(talk, "owned"))
+
+
+async def test_openapi_document_describes_the_routes(service) -> None:
+    base, _ = service
+    status, text = await get(f"{base}/openapi.json")
+    assert status == 200
+    for path in ("/v1/threads/{thread_id}/context", "/v1/threads/{thread_id}/status", "/v1/recall"):
+        assert path in text
+    assert '"ContextResponse"' in text and '"StatusEvent"' in text
