@@ -18,7 +18,6 @@ install: $(STAMP)
 
 ## Run the main job on the embedded default (local Kafka broker + in-process ClickHouse engine).
 demo: $(STAMP)
-	@$(BIN)/om services up
 	@$(BIN)/om demo
 
 ## Run the whole test suite; the fixtures start the services they need.

@@ -29,7 +29,7 @@ from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
-from streams import state_codec
+from streams import embedded, state_codec
 from streams.fold import BatchFolder, InputRecord
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
@@ -71,6 +71,8 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     out = {name: topic(name) for name in topics.all()}
     if role in ("all", "processor"):
         _install_processor(app, settings, config, topics, out)
+        if embedded.is_embedded(settings):
+            embedded.install(app, settings, config)
     if role in ("all", "llm"):
         _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient())
     return app

@@ -1,64 +1,100 @@
-"""`om demo`: prove the local stack end to end with one chat message.
+"""`om demo`: the whole pipeline on the embedded default, on a bundled sample conversation.
 
-It makes sure the broker is up, creates the demo topic, produces a ``ChatMessage`` keyed by its
-thread, consumes it back in a consumer group and commits, then writes it to ClickHouse and reads
-it back. Every step prints what it did, so a newcomer sees each moving part work once.
+It starts the local broker, a worker (processor, LLM workers, ClickHouse sink and reader in one
+process — the embedded mode), replays a multi-day conversation written for this project, waits for
+observation and reflection, and prints the observation log, the context an agent would receive,
+token counts before and after, and the lifecycle events seen. The model is the offline
+deterministic one unless ``OM_MODEL`` names a real provider (whose API key must be set).
+
+Each run uses fresh topics and a fresh ClickHouse directory under ``<data dir>/demo/``, so runs
+never mix.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from datetime import UTC, datetime
+import urllib.parse
+import urllib.request
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+import orjson
 from rich.console import Console
+from rich.panel import Panel
+from rich.progress import Progress
 from rich.table import Table
 
-from schemas.base import decode
+from processors.tokens import get_counter
+from schemas.lifecycle import decode_event
 from schemas.messages import ChatMessage, TextPart
 from streams.services.errors import ServiceError
 from streams.services.kafka import LocalKafkaBroker
 from streams.services.kafka_health import is_healthy
-from streams.services.kafka_topics import create_topics
+from streams.services.worker_process import WorkerHandle, free_port
 from streams.settings import Settings, get_settings
+from streams.topics import Topics
+from streams.worker import ensure_topics
 
-DEMO_TABLE = "demo_messages"
-CONSUME_DEADLINE_S = 30.0
+THREAD, RESOURCE, TOKEN = "maya-assistant", "maya", "demo-token"
+DEMO_CONFIG = {"observation": {"messageTokens": 700}, "reflection": {"observationTokens": 600}}
+WAIT_S = 120.0
+
+
+def load_sample() -> list[ChatMessage]:
+    """The bundled conversation: four days (ending yesterday) of a trip plan and a work project."""
+    text = resources.files("streams.demo_data").joinpath("sample_conversation.jsonl").read_text()
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = today - timedelta(days=4)
+    messages = []
+    for n, line in enumerate(filter(None, text.splitlines())):
+        row = orjson.loads(line)
+        hour, minute = map(int, row["time"].split(":"))
+        at = start.replace(hour=hour, minute=minute).timestamp() * 1000 + row["day"] * 86_400_000
+        messages.append(ChatMessage(id=f"demo-{n:03d}", thread_id=THREAD, resource_id=RESOURCE,
+                                    role=row["role"], created_at=int(at), parts=[TextPart(text=row["text"])]))
+    return messages
 
 
 def run_demo(settings: Settings | None = None, console: Console | None = None) -> int:
-    """Run every step; returns the process exit code (0 = all steps worked)."""
+    """Returns the process exit code; every failure says what to do next."""
     settings = settings or get_settings()
     console = console or Console()
+    run_id = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    workdir = settings.data_dir / "demo" / run_id
+    workdir.mkdir(parents=True, exist_ok=True)
+    demo = settings.model_copy(update={"topic_prefix": f"demo{run_id}", "partitions": 1,
+                                       "reader_port": free_port(), "web_port": free_port()})
+    worker = WorkerHandle(_worker_env(demo, workdir), workdir / "worker.log")
     try:
         _ensure_broker(settings, console)
-        message = ChatMessage(
-            id=f"demo-{uuid.uuid4().hex[:12]}",
-            thread_id="demo-thread",
-            role="user",
-            created_at=int(time.time() * 1000),
-            parts=[TextPart(text="Hello from om demo: remember that I prefer short answers.")],
-        )
-        topic = f"{settings.topic_prefix}.demo.v1"
-        steps = asyncio.run(_kafka_round_trip(settings.kafka_bootstrap, topic, message))
-        steps.append(_clickhouse_round_trip(settings.clickhouse_dsn, message))
-    except (ServiceError, DemoFailed) as exc:
+        asyncio.run(ensure_topics(demo))
+        with console.status("starting the worker (processor, LLM workers, sink, reader)…"):
+            worker.start(f"http://127.0.0.1:{demo.reader_port}/healthz")
+        messages = load_sample()
+        report = asyncio.run(_replay_and_watch(demo, messages, console))
+    except ServiceError as exc:
         console.print(f"[red]✗[/] {exc}")
         return 1
-    table = Table(title="om demo", show_lines=False)
-    table.add_column("step")
-    table.add_column("result")
-    for step, result in steps:
-        table.add_row(step, result)
-    console.print(table)
-    console.print("[green]✓[/] Kafka and ClickHouse round trip complete")
+    finally:
+        worker.stop()
+    _print_report(console, messages, report)
     return 0
 
 
-class DemoFailed(RuntimeError):
-    """A demo step did not produce what it should have; the message says which and why."""
+def _worker_env(settings: Settings, workdir: Path) -> dict[str, str]:
+    config = workdir / "om-config.json"
+    config.write_bytes(orjson.dumps(DEMO_CONFIG))
+    return {
+        "OM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "OM_TOPIC_PREFIX": settings.topic_prefix,
+        "OM_PARTITIONS": "1", "OM_CONFIG_FILE": str(config), "OM_MODEL": settings.model,
+        "OM_CLICKHOUSE_DSN": f"chdb://{workdir / 'clickhouse'}", "OM_DATA_DIR": str(settings.data_dir),
+        "OM_READER_PORT": str(settings.reader_port), "OM_WEB_PORT": str(settings.web_port),
+        "OM_READER_TOKENS": orjson.dumps({TOKEN: [RESOURCE]}).decode(), "OM_LOG_LEVEL": "WARNING",
+    }
 
 
 def _ensure_broker(settings: Settings, console: Console) -> None:
@@ -69,79 +105,91 @@ def _ensure_broker(settings: Settings, console: Console) -> None:
         raise ServiceError(f"Kafka at {settings.kafka_bootstrap} does not answer; check OM_KAFKA_BOOTSTRAP")
 
 
-async def _kafka_round_trip(bootstrap: str, topic: str, message: ChatMessage) -> list[tuple[str, str]]:
-    await create_topics(bootstrap, [topic], partitions=3)
-    key = f"thread:{message.thread_id}".encode()
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True)
+async def _replay_and_watch(settings: Settings, messages: list[ChatMessage], console: Console) -> dict[str, Any]:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    topics = Topics.for_prefix(settings.topic_prefix)
+    events = AIOKafkaConsumer(topics.events, bootstrap_servers=settings.kafka_bootstrap, group_id=None,
+                              auto_offset_reset="earliest", isolation_level="read_committed")
+    producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap, enable_idempotence=True)
+    await events.start()
     await producer.start()
+    seen: Counter[str] = Counter()
     try:
-        sent = await producer.send_and_wait(topic, message.to_bytes(), key=key)
+        with Progress(console=console) as progress:
+            task = progress.add_task("replaying the sample conversation", total=len(messages))
+            for message in messages:
+                await producer.send(topics.messages, message.to_bytes(), key=f"thread:{THREAD}".encode())
+                progress.advance(task)
+            await producer.flush()
+        deadline = time.monotonic() + WAIT_S
+        with console.status("waiting for observation and reflection…"):
+            while time.monotonic() < deadline:
+                for records in (await events.getmany(timeout_ms=200)).values():
+                    for record in records:
+                        event = decode_event(record.value)
+                        seen[f"{event.type} ({getattr(event, 'operation_type', '-')})" if event.type != "status"
+                             else "status"] += 1
+                if _done(seen):
+                    break
     finally:
         await producer.stop()
-    received, committed = await _consume_until(bootstrap, topic, message.id)
-    if received != message:
-        raise DemoFailed(f"message {message.id} came back different from what was produced")
-    return [
-        ("topic", f"{topic} (3 partitions)"),
-        ("produced", f"{message.id} key={key.decode()} → partition {sent.partition} offset {sent.offset}"),
-        ("consumed", "group om-demo read it back and it decodes to the same ChatMessage"),
-        ("committed", f"group om-demo offset {committed} on partition {sent.partition}"),
-    ]
+        await events.stop()
+    if not _done(seen):
+        raise ServiceError(f"no reflection within {WAIT_S:.0f} s (events so far: {dict(seen)}); "
+                           "see the worker log under the demo directory")
+    context = await asyncio.to_thread(_get, settings, "context", {"wait_for_message_id": messages[-1].id,
+                                                                  "timeout": "30"})
+    status = await asyncio.to_thread(_get, settings, "status", {})
+    return {"events": seen, "context": context, "status": status}
 
 
-async def _consume_until(bootstrap: str, topic: str, message_id: str) -> tuple[ChatMessage, int]:
-    """Read in group ``om-demo`` (from its last commit) until ``message_id`` arrives, then commit."""
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        group_id="om-demo",
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        fetch_max_wait_ms=50,
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=2000,
-    )
-    await consumer.start()
-    try:
-        deadline = time.monotonic() + CONSUME_DEADLINE_S
-        while time.monotonic() < deadline:
-            batches = await consumer.getmany(timeout_ms=200)
-            for partition, records in batches.items():
-                for record in records:
-                    if record.value is None:
-                        continue
-                    candidate = decode(ChatMessage, record.value)
-                    if candidate.id == message_id:
-                        await consumer.commit({partition: record.offset + 1})
-                        return candidate, await consumer.committed(TopicPartition(topic, partition.partition))
-            if batches:
-                await consumer.commit()
-        raise DemoFailed(f"message {message_id} was not consumed within {CONSUME_DEADLINE_S:.0f} s")
-    finally:
-        await consumer.stop()
+def _done(seen: Counter[str]) -> bool:
+    reflected = seen["activation (reflection)"] + seen["observation-end (reflection)"]
+    return reflected > 0 and seen["buffering-start (observation)"] <= seen["buffering-end (observation)"] + \
+        seen["buffering-failed (observation)"]
 
 
-def _clickhouse_round_trip(dsn: str, message: ChatMessage) -> tuple[str, str]:
-    from streams.clickhouse import connect, redact
-
-    client = connect(dsn)
-    client.command(
-        f"CREATE TABLE IF NOT EXISTS {DEMO_TABLE} (id String, thread_id String, role String, "
-        "created_at DateTime64(3, 'UTC'), body String) ENGINE = ReplacingMergeTree ORDER BY (thread_id, id)"
-    )
-    client.insert(
-        DEMO_TABLE,
-        [[message.id, message.thread_id, message.role, _utc(message.created_at), message.to_bytes().decode()]],
-        column_names=["id", "thread_id", "role", "created_at", "body"],
-    )
-    rows = client.query(
-        f"SELECT body FROM {DEMO_TABLE} FINAL WHERE id = {{id:String}}", parameters={"id": message.id}
-    ).result_rows
-    if [decode(ChatMessage, row[0]) for row in rows] != [message]:
-        raise DemoFailed(f"ClickHouse returned {len(rows)} rows for {message.id}, expected exactly the one written")
-    total = client.command(f"SELECT count() FROM {DEMO_TABLE}")
-    return "clickhouse", f"row written and read back via {redact(dsn)} ({total} demo rows so far)"
+def _get(settings: Settings, what: str, query: dict[str, str]) -> Any:
+    params = urllib.parse.urlencode({"resource_id": RESOURCE, **query})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{settings.reader_port}/v1/threads/{THREAD}/{what}?{params}",
+        headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return orjson.loads(response.read())
 
 
-def _utc(epoch_ms: int) -> datetime:
-    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+def _print_report(console: Console, messages: list[ChatMessage], report: dict[str, Any]) -> None:
+    counter = get_counter("tokenx")
+    context = report["context"]
+    chat = context.get("chat") or []
+    system = [m["content"] for m in chat if m["role"] == "system"]
+    observation_log = "\n\n".join(system[2:]) if len(system) > 2 else "(none yet)"
+    console.print(Panel(observation_log, title="observation log (as the agent sees it)", expand=False))
+    table = Table(title="context the agent would receive")
+    table.add_column("#")
+    table.add_column("role")
+    table.add_column("content", overflow="fold")
+    for n, item in enumerate(chat):
+        text = item["content"]
+        table.add_row(str(n), item["role"], text if len(text) < 160 else text[:157] + "…")
+    console.print(table)
+    raw = counter.count_messages(messages)
+    after = sum(counter.count_string(m["content"]) for m in chat)
+    tokens = Table(title="tokens")
+    tokens.add_column("measure")
+    tokens.add_column("value", justify="right")
+    tokens.add_row("raw conversation (all messages)", f"{raw:,}")
+    tokens.add_row("context sent to the agent now", f"{after:,}")
+    tokens.add_row("compression ratio", f"{raw / max(after, 1):.2f}×")
+    windows = ((report.get("status") or {}).get("status") or {}).get("windows", {}).get("active", {})
+    for name, window in windows.items():
+        tokens.add_row(f"{name} window (tokens / threshold)", f"{window['tokens']:,} / {window['threshold']:,}")
+    console.print(tokens)
+    events = Table(title="lifecycle events seen")
+    events.add_column("event")
+    events.add_column("count", justify="right")
+    for name, count in sorted(report["events"].items()):
+        events.add_row(name, str(count))
+    console.print(events)
+    console.print("[green]✓[/] demo complete: messages → Kafka → processor → LLM workers → ClickHouse → reader")

@@ -101,6 +101,6 @@ def apply_migrations(client: Client, folder: Path = MIGRATIONS_DIR) -> list[int]
             [[migration.version, migration.name, migration.checksum]],
             column_names=["version", "name", "checksum"],
         )
-        log.info("clickhouse.migration.applied", extra={"version": migration.version, "name": migration.name})
+        log.info("clickhouse.migration.applied", extra={"version": migration.version, "migration": migration.name})
         applied.append(migration.version)
     return applied

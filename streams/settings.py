@@ -38,7 +38,7 @@ class Settings(BaseSettings):
     batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")
     commit_interval_ms: int = Field(default=100, ge=10, description="transaction commit interval")
     idle_check_seconds: float = Field(default=5.0, gt=0, description="how often quiet keys get idle ticks")
-    sink_group: str = Field(default="om-sink", description="consumer group of the ClickHouse sink")
+    sink_group: str = Field(default="", description="consumer group of the ClickHouse sink; empty = <prefix>-sink")
     sink_max_batch: int = Field(default=5000, ge=1, description="records per ClickHouse insert, at most")
     sink_max_wait_ms: int = Field(default=200, ge=1, description="how long a batch may wait to fill")
     reader_host: str = "127.0.0.1"
@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     def _derive_defaults(self) -> Settings:
         """The embedded ClickHouse DSN follows the data dir, so moving OM_DATA_DIR moves both."""
         self.data_dir = self.data_dir.expanduser().resolve()
+        if not self.sink_group:
+            self.sink_group = f"{self.topic_prefix}-sink"
         if not self.clickhouse_dsn:
             self.clickhouse_dsn = f"chdb://{self.data_dir / 'clickhouse'}"
         return self

@@ -80,7 +80,9 @@ class Sink:
         opts = self.options
         self._consumer = AIOKafkaConsumer(
             *self._converters, bootstrap_servers=self.bootstrap, group_id=opts.group_id,
-            enable_auto_commit=False, auto_offset_reset="earliest", **opts.consumer,
+            enable_auto_commit=False, auto_offset_reset="earliest",
+            isolation_level="read_committed",  # aborted processor transactions never reach tables
+            **opts.consumer,
         )
         self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True)
         await self._producer.start()

@@ -10,13 +10,7 @@ pipeline's event sequence must equal the core's exactly, whatever the timing of 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,15 +27,10 @@ from schemas.messages import ChatMessage
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.om_config import load_config
+from streams.services.worker_process import WorkerHandle, free_port
 from streams.settings import Settings
 
 Signature = tuple[str, str, str, tuple[str, ...]]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def signature(event: Any) -> Signature:
@@ -59,14 +48,12 @@ class WorkerProcess:
     model: str = "om-deterministic/observer"
     partitions: int = 2
     extra_env: dict[str, str] = field(default_factory=dict)
-    proc: subprocess.Popen | None = None
-    web_port: int = 0
+    handles: list[WorkerHandle] = field(default_factory=list)
 
     def env(self) -> dict[str, str]:
         config_file = self.workdir / "om-config.json"
         config_file.write_bytes(orjson.dumps(self.config))
         return {
-            **os.environ,
             "OM_KAFKA_BOOTSTRAP": self.bootstrap,
             "OM_TOPIC_PREFIX": self.prefix,
             "OM_CONFIG_FILE": str(config_file),
@@ -84,36 +71,24 @@ class WorkerProcess:
                         config_file=Path(env["OM_CONFIG_FILE"]), partitions=self.partitions,
                         data_dir=self.workdir / "data")
 
-    def start(self, role: str = "all") -> None:
-        self.web_port = free_port()
-        log = open(self.workdir / f"worker-{self.web_port}.log", "wb")
-        env = {**self.env(), "OM_WEB_PORT": str(self.web_port)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "streams.cli", "run", "--role", role],
-                                     env=env, stdout=log, stderr=subprocess.STDOUT, cwd=Path.cwd())
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"worker exited early with {self.proc.returncode}; see {log.name}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.web_port}/", timeout=1)
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("worker web endpoint did not come up within 60 s")
+    def start(self, role: str = "all") -> WorkerHandle:
+        """Start one more worker (each with its own ports and chDB directory)."""
+        n = len(self.handles)
+        web, reader = free_port(), free_port()
+        env = {**self.env(), "OM_WEB_PORT": str(web), "OM_READER_PORT": str(reader),
+               "OM_CLICKHOUSE_DSN": f"chdb://{self.workdir / f'clickhouse-{n}'}"}
+        handle = WorkerHandle(env, self.workdir / f"worker-{n}.log", role)
+        handle.start(f"http://127.0.0.1:{web}/")
+        self.handles.append(handle)
+        return handle
 
     def kill(self) -> None:
-        """kill -9: no shutdown hooks, open transactions are left to the broker to abort."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=30)
+        for handle in self.handles:
+            handle.kill()
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        for handle in self.handles:
+            handle.stop()
 
 
 @dataclass

@@ -54,12 +54,13 @@ def _notes(entries: list[Entry], previous: str) -> Iterable[str]:
 
 
 def _note(entry: Entry) -> str | None:
-    title, body = entry.title, _clip(entry.body, 220)
+    """Notes are terse like a real Observer's: the gist (first sentence), never the whole message."""
+    title, body = entry.title, _clip(_first_sentence(entry.body), 160)
     if title == "User":
-        verb = "asked" if body.rstrip().endswith("?") else "stated"
+        verb = "asked" if entry.body.rstrip().endswith("?") else "stated"
         return f'* 🔴 ({entry.time}) User {verb}: "{body}"{_resolved(entry)}'
     if title == "Assistant":
-        return f"* 🟡 ({entry.time}) Assistant replied: {body}"
+        return f"* 🟡 ({entry.time}) Assistant replied: {_clip(body, 110)}"
     if title.startswith("Tool Call "):
         return f"* 🟡 ({entry.time}) Called {title[10:]} with {_clip(entry.body, 100)}"
     if title.startswith("Tool Result "):
@@ -105,6 +106,15 @@ def _title(text: str) -> str:
 def _already_noted(body: str, previous: str) -> bool:
     snippet = " ".join(body.split())[:60]
     return len(snippet) >= 20 and snippet in previous
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first sentence end that leaves at least 40 characters (so 'Hi!' is not all)."""
+    flat = " ".join(text.split())
+    for found in re.finditer(r"[.!?](\s|$)", flat):
+        if found.end() >= 40:
+            return flat[: found.end()].strip()
+    return flat
 
 
 def _clip(text: str, limit: int) -> str:

@@ -1,0 +1,53 @@
+"""Embedded storage: the worker that owns the chDB directory also runs the sink and the reader.
+
+chDB lets one process open a data directory, so on a laptop (``chdb://`` DSN) the worker process
+applies the migrations, materialises the topics and serves the reader's HTTP API itself. With a
+ClickHouse server (``http(s)://``) these run as separate processes (``om sink``, ``om reader
+serve``) and this module stays out of the way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import faust
+
+from processors.config import OMConfig
+from streams.clickhouse import connect
+from streams.migrate import apply_migrations
+from streams.reader.serve import start_reader
+from streams.settings import Settings
+from streams.sink.service import Sink, SinkOptions
+from streams.topics import Topics
+
+log = logging.getLogger(__name__)
+
+
+def is_embedded(settings: Settings) -> bool:
+    return settings.clickhouse_dsn.startswith("chdb:")
+
+
+def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
+    running: dict[str, Any] = {}
+
+    @app.task
+    async def start_storage() -> None:
+        client = await asyncio.to_thread(connect, settings.clickhouse_dsn)
+        applied = await asyncio.to_thread(apply_migrations, client)
+        sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
+                    SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
+                                max_wait_ms=settings.sink_max_wait_ms))
+        await sink.start()
+        running["sink"] = sink
+        running["reader"] = await start_reader(client, settings, config)
+        log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
+                                             "reader_port": settings.reader_port})
+
+    @app.on_before_shutdown.connect
+    async def stop_storage(app: faust.App, **_: Any) -> None:
+        if "reader" in running:
+            await running.pop("reader").cleanup()
+        if "sink" in running:
+            await running.pop("sink").stop()
