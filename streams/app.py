@@ -2,9 +2,12 @@
 
 Guarantees:
 
-* Exactly-once per input partition (Faust's ``exactly_once``: Kafka transactions cover the
-  changelog, every output record and the input offsets), so a crash re-runs a batch as if the first
-  run never happened — the fold never applies an event twice and no effect is half-published.
+* Exactly-once per input partition: Faust's ``exactly_once`` runs one Kafka transaction per
+  partition, and a *commit fence* makes each processor batch atomic inside it — its outputs, its
+  state changelog records and its input offsets commit together or not at all. Faust on its own
+  commits on a timer that can fire between a batch's sends and its acks (splitting the batch
+  across two transactions); so the timer is disabled and commits run only between batches. A crash
+  re-runs a batch as if the first run never happened.
 * One owner per lookup key: every topic is keyed by the lookup key and has the same partition
   count, so a key's messages, control events, results and state changelog share a partition number.
 * LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency) and hold no
@@ -16,11 +19,13 @@ consumer groups) that scale independently. Do not mix ``all`` with split roles o
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any, Literal
 
 import faust
+import orjson
 
 from processors.config import OMConfig
 from processors.decide import counter_for
@@ -33,10 +38,13 @@ from streams import embedded, state_codec
 from streams.fold import BatchFolder, InputRecord
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
+from streams.llm.retry import RetryPolicy
 from streams.settings import Settings
 from streams.topics import Topics
+from streams.transactions import send_with_input
 
 Role = Literal["all", "processor", "llm"]
+NEVER = 10 * 365 * 86_400.0
 log = logging.getLogger(__name__)
 STATE_TABLE = "om-state"
 
@@ -57,33 +65,63 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         topic_replication_factor=settings.replication,
         table_standby_replicas=0,
         consumer_auto_offset_reset="earliest",
-        broker_commit_interval=settings.commit_interval_ms / 1000,
+        broker_commit_interval=NEVER,  # commits run under the fence, see _install_commit_fence
+        broker_commit_every=1 << 62,
         web_enabled=True,
         web_host=settings.web_host,
         web_port=settings.web_port,
         web_bind=settings.web_host,
         producer_linger_ms=1,
+        recovery_consistency_check=False,  # a RocksDB check; the memory store has no persisted offsets
+        broker_session_timeout=settings.session_timeout_ms / 1000,
+        broker_heartbeat_interval=settings.session_timeout_ms / 3000,
     )
 
     def topic(name: str) -> faust.TopicT:
         return app.topic(name, key_serializer="raw", value_serializer="raw", partitions=settings.partitions)
 
     out = {name: topic(name) for name in topics.all()}
+    fence = asyncio.Lock()
+    _install_commit_fence(app, settings, fence)
     if role in ("all", "processor"):
-        _install_processor(app, settings, config, topics, out)
+        _install_processor(app, settings, config, topics, out, fence)
         if embedded.is_embedded(settings):
             embedded.install(app, settings, config)
     if role in ("all", "llm"):
-        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient())
+        retry = RetryPolicy(max_retries=settings.llm_max_retries, base_delay=settings.llm_retry_base_ms / 1000,
+                            max_delay=settings.llm_retry_max_ms / 1000)
+        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient(retry))
     return app
 
 
+def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock) -> None:
+    @app.timer(interval=settings.commit_interval_ms / 1000, on_leader=False)
+    async def commit_between_batches() -> None:
+        async with fence:
+            await app.consumer.commit()
+
+
 def _install_processor(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
-                       out: dict[str, faust.TopicT]) -> None:
+                       out: dict[str, faust.TopicT], fence: asyncio.Lock) -> None:
     inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
                        partitions=settings.partitions)
-    table = app.Table(STATE_TABLE, default=None, partitions=settings.partitions)
-    table.value_serializer = state_codec.CODEC_NAME  # Faust derives it from value_type otherwise
+    changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
+                          value_serializer=state_codec.CODEC_NAME, partitions=settings.partitions,
+                          compacting=True, deleting=False)
+    table = app.Table(STATE_TABLE, default=None, partitions=settings.partitions, changelog_topic=changelog)
+    owners: dict[str, int] = {}
+
+    @app.on_partitions_assigned.connect
+    async def forget_moved(app: faust.App, assigned: set, **_: Any) -> None:
+        """States of partitions we no longer own must not linger (the idle timer reads them).
+
+        Only after the new assignment: a rebalance first revokes everything, and a partition that
+        comes straight back keeps its in-memory state (Faust does not recover it again).
+        """
+        kept = {tp.partition for tp in assigned if tp.topic == topics.messages}
+        for key in [k for k, p in owners.items() if p not in kept]:
+            owners.pop(key, None)
+            table.data.pop(key, None)
     folder = BatchFolder(config, topics)
 
     @app.agent(inputs, name="om-processor")
@@ -91,13 +129,22 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
         async for events in stream.take_events(settings.batch_max, within=settings.batch_within_ms / 1000):
             records = [InputRecord(e.message.topic, e.message.partition, e.message.offset, e.key, e.value)
                        for e in events]
-            result = folder.fold(records, table.data)
-            for record in result.outgoing:
-                await out[record.topic].send(key=record.key, value=record.value)
-            for key, partition in result.changed.items():
-                table.send_changelog(partition, key, table.data[key])
-            for key, partition in result.deleted.items():
-                table.send_changelog(partition, key, None)
+            source = {r.partition: r.topic for r in records}
+            async with fence:  # no commit may split this batch: effects, state and offsets go together
+                result = folder.fold(records, table.data)
+                for record in result.outgoing:
+                    await send_with_input(app, source[record.partition], record.partition, record.topic,
+                                          record.key, record.value)
+                for key, partition in result.changed.items():
+                    owners[key] = partition
+                    await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
+                                          orjson.dumps(key), table.data[key].to_bytes())
+                for key, partition in result.deleted.items():
+                    owners.pop(key, None)
+                    await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
+                                          orjson.dumps(key), None)
+                for event in events:
+                    await stream.ack(event)
 
     ticked: dict[str, int] = {}
 
@@ -131,10 +178,12 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                     topic=event.message.topic, partition=event.message.partition,
                     offset=event.message.offset, key=event.key, value=event.value, error=exc,
                     stage="decode", failed_at=int(time.time() * 1000))
-                await out[topics.dlq].send(key=event.key, value=letter.to_bytes())
+                await send_with_input(app, event.message.topic, event.message.partition, topics.dlq,
+                                      event.key, letter.to_bytes())
                 continue
             result = await run_job(job, config, llm, counter)
             log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
                                            "input_tokens": result.usage.input_tokens,
                                            "output_tokens": result.usage.output_tokens})
-            await out[topics.results].send(key=event.key, value=result.to_bytes())
+            await send_with_input(app, event.message.topic, event.message.partition, topics.results,
+                                  event.key, result.to_bytes())

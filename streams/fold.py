@@ -44,7 +44,11 @@ class InputRecord:
 
 @dataclass(frozen=True)
 class Outgoing:
+    """A record to send. ``partition`` is the input's: every topic is co-partitioned by lookup key,
+    and naming it explicitly is what keeps the send inside that partition's transaction."""
+
     topic: str
+    partition: int
     key: bytes | None
     value: bytes
 
@@ -99,11 +103,11 @@ class BatchFolder:
             states[key] = decision.state
             result.changed[key] = record.partition
             result.deleted.pop(key, None)
-        key_bytes = key.encode()
+        key_bytes, p = key.encode(), record.partition
         out = result.outgoing
-        out.extend(Outgoing(self.topics.jobs, key_bytes, job.to_bytes()) for job in decision.jobs)
-        out.extend(Outgoing(self.topics.events, key_bytes, ev.to_bytes()) for ev in decision.events)
-        out.extend(Outgoing(self.topics.records, key_bytes, d.to_bytes()) for d in decision.deltas)
+        out.extend(Outgoing(self.topics.jobs, p, key_bytes, job.to_bytes()) for job in decision.jobs)
+        out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in decision.events)
+        out.extend(Outgoing(self.topics.records, p, key_bytes, d.to_bytes()) for d in decision.deltas)
 
     def _dead_letter(self, record: InputRecord, exc: BaseException, stage: str, result: FoldResult) -> None:
         letter = DeadLetter.from_failure(
@@ -111,7 +115,7 @@ class BatchFolder:
             value=record.value, error=exc, stage=stage if not isinstance(exc, _Rejected) else "apply",
             failed_at=int(self._clock() * 1000),
         )
-        result.outgoing.append(Outgoing(self.topics.dlq, record.key, letter.to_bytes()))
+        result.outgoing.append(Outgoing(self.topics.dlq, record.partition, record.key, letter.to_bytes()))
         result.dead_letters += 1
         log.warning("om.dead_letter", extra={"topic": record.topic, "partition": record.partition,
                                              "offset": record.offset, "stage": letter.stage,

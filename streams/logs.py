@@ -38,6 +38,7 @@ def json_handler() -> logging.Handler:
 def configure(level: str = "INFO") -> logging.Handler:
     """JSON logs on stderr; chatty libraries (litellm logs prompts' metadata at INFO) at WARNING."""
     handler = json_handler()
+    handler.setLevel(level.upper())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     replication: int = Field(default=1, ge=1, description="replication factor of every om.* topic")
     config_file: Path | None = Field(default=None, description="JSON OM config (Mastra option names)")
     llm_concurrency: int = Field(default=4, ge=1, description="Observer/Reflector calls in flight per worker")
+    llm_max_retries: int = Field(default=8, ge=0, description="retries of a transient model error")
+    llm_retry_base_ms: int = Field(default=1000, ge=0, description="first backoff; doubles per retry")
+    llm_retry_max_ms: int = Field(default=120_000, ge=0, description="backoff cap")
+    session_timeout_ms: int = Field(default=10_000, ge=1000, description="consumer group session timeout; "
+                                    "a killed worker's partitions move after this long")
     web_host: str = Field(default="127.0.0.1", description="bind address of the worker's web endpoint")
     batch_max: int = Field(default=500, ge=1, description="input records folded per batch")
     batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")

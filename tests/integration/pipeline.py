@@ -62,6 +62,7 @@ class WorkerProcess:
             "OM_DATA_DIR": str(self.workdir / "data"),
             "OM_LOG_LEVEL": "WARNING",
             "OM_LLM_CONCURRENCY": "1",  # results in issue order, as the core's own run answers them
+            "OM_SESSION_TIMEOUT_MS": "6000",  # a killed worker's partitions move on quickly
             **self.extra_env,
         }
 
@@ -158,7 +159,10 @@ class EventLog:
     def signatures(self, key: str) -> list[Signature]:
         return [signature(e) for e in self.by_key[key] if e.type != "status"]
 
-    async def wait_for(self, key: str, count: int, deadline_s: float = 60.0) -> None:
+    def count(self, key: str, event_type: str) -> int:
+        return sum(1 for e in self.by_key[key] if e.type == event_type)
+
+    async def wait_for(self, key: str, count: int, deadline_s: float = 90.0) -> None:
         deadline = time.monotonic() + deadline_s
         while len(self.signatures(key)) < count:
             if time.monotonic() > deadline:
@@ -181,10 +185,11 @@ async def produce(bootstrap: str, topic: str, items: list[tuple[str, bytes]]) ->
 
 async def gated_conversation(worker_bootstrap: str, topic: str, log: EventLog, expected: ExpectedRun,
                              messages: list[ChatMessage], config: OMConfig,
-                             between: Any = None) -> None:
+                             after_produce: Any = None) -> None:
     """Produce each key's messages up to its next gate, wait for the core's events, repeat.
 
-    ``between(round_number)`` runs after every round (e.g. to kill or add a worker mid-stream).
+    ``after_produce(round_number)`` runs after each round is produced and before waiting for its
+    events — the moment to kill or add a worker while work is in flight.
     """
     per_key: dict[str, list[ChatMessage]] = defaultdict(list)
     for message in messages:
@@ -207,13 +212,20 @@ async def gated_conversation(worker_bootstrap: str, topic: str, log: EventLog, e
             batch.extend((key, m.to_bytes()) for m in msgs[position[key]:end])
             position[key] = end
         await produce(worker_bootstrap, topic, batch)
+        round_number += 1
+        if after_produce is not None:
+            await after_produce(round_number)
         for key, count in waits:
             await log.wait_for(key, count)
-        round_number += 1
-        if between is not None:
-            await between(round_number)
+            got, want = log.signatures(key)[:count], expected.events[key][:count]
+            assert got == want, _first_difference(key, got, want)
     for key in per_key:
         await log.wait_for(key, len(expected.events.get(key, [])))
+
+
+def _first_difference(key: str, got: list[Signature], want: list[Signature]) -> str:
+    index = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+    return f"{key}: event {index} differs:\n  got  {got[index - 2:index + 2]}\n  want {want[index - 2:index + 2]}"
 
 
 def conversation(threads: int, per_thread: int, *, start: int = 1_733_000_000_000) -> list[ChatMessage]:
