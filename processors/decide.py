@@ -41,7 +41,7 @@ from schemas.control import (
     TurnEnd,
     TurnStart,
 )
-from schemas.deltas import Delta, KeyDeleted, RecordSnapshot
+from schemas.deltas import Delta, KeyDeleted, MessageInserted, RecordSnapshot
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from schemas.lifecycle import LifecycleEvent
 from schemas.messages import ChatMessage
@@ -114,6 +114,8 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
             return Decision(state=None, deltas=(_deleted(step),))
     except Rejected as exc:
         return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
+    step.deltas.extend(MessageInserted(key=step.state.key, version=step.state.version, at=step.now, message=m)
+                       for m in step.inserted)
     if step.record_changed:
         step.deltas.append(_snapshot(step))
     step.events.append(status_event(step))

@@ -127,3 +127,4 @@ def _insert_gap_marker(step: Step, message: ChatMessage) -> None:
         },
     )
     _insert(step, marker)
+    step.inserted.append(marker)

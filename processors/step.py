@@ -36,6 +36,7 @@ class Step:
     events: list[Any] = field(default_factory=list)
     deltas: list[Delta] = field(default_factory=list)
     observed_ids: list[str] = field(default_factory=list)
+    inserted: list[ChatMessage] = field(default_factory=list)
     record_changed: bool = False
 
     # --- state updates -------------------------------------------------------------------------

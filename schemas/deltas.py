@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag
 
 from schemas.base import VersionedModel
+from schemas.messages import ChatMessage
 from schemas.record import BufferedChunk, OMRecord, ThreadMeta
 
 
@@ -52,6 +53,17 @@ class ChunkChanged(VersionedModel):
     chunk: BufferedChunk
 
 
+class MessageInserted(VersionedModel):
+    """A message the core itself added to the thread (a temporal-gap reminder): it is part of the
+    conversation the agent sees, so it is materialised like a produced message."""
+
+    kind: Literal["message-inserted"] = "message-inserted"
+    key: str
+    version: int
+    at: int
+    message: ChatMessage
+
+
 class KeyDeleted(VersionedModel):
     """A thread (or resource) was deleted: the sink removes its rows, the processor its state."""
 
@@ -73,6 +85,7 @@ Delta = Annotated[
         Annotated[MessagesObserved, Tag("messages-observed")],
         Annotated[ChunkChanged, Tag("chunk")],
         Annotated[KeyDeleted, Tag("key-deleted")],
+        Annotated[MessageInserted, Tag("message-inserted")],
     ],
     Discriminator(_kind),
 ]

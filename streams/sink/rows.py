@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from schemas.base import decode
-from schemas.deltas import ChunkChanged, Delta, KeyDeleted, MessagesObserved, RecordSnapshot
+from schemas.deltas import ChunkChanged, Delta, KeyDeleted, MessageInserted, MessagesObserved, RecordSnapshot
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
 from schemas.tagged import decode_tagged, members_by_tag
@@ -68,12 +68,14 @@ def _nullable_json(value: Any) -> str | None:
 
 
 def message_rows(key: str, value: bytes, offset: int) -> Rows:
-    message = decode(ChatMessage, value)
+    return Rows({"om_messages": [_message_row(decode(ChatMessage, value), key, offset)]})
+
+
+def _message_row(message: ChatMessage, key: str, version: int) -> list[Any]:
     dumped = message.to_json_dict()
-    row = [message.owner, message.thread_id, message.id, key, message.role, message.created_at,
-           _json(dumped.get("parts", [])), message.model, _nullable_json(message.metadata),
-           message.resource_id, offset]
-    return Rows({"om_messages": [row]})
+    return [message.owner, message.thread_id, message.id, key, message.role, message.created_at,
+            _json(dumped.get("parts", [])), message.model, _nullable_json(message.metadata),
+            message.resource_id, version]
 
 
 def event_rows(key: str, value: bytes, offset: int) -> Rows:
@@ -98,6 +100,8 @@ def delta_rows(value: bytes) -> Rows:
         return Rows({"om_message_observations": rows})
     if isinstance(delta, ChunkChanged):
         return Rows({"om_observation_chunks": [_chunk_row(delta)]})
+    if isinstance(delta, MessageInserted):
+        return Rows({"om_messages": [_message_row(delta.message, delta.key, delta.version)]})
     assert isinstance(delta, KeyDeleted)
     tombstone = [delta.resource_id, delta.key, delta.thread_id or "", delta.at, delta.version]
     return Rows({"om_deleted_keys": [tombstone]}, deletion=delta)

@@ -2,8 +2,8 @@
 
 The core (``decide`` + the echo model) produces exactly what the processor publishes — messages,
 record deltas, lifecycle events — so the sink and reader can be tested against the core's own
-final state without the streaming runtime. Temporal-gap signals the core inserts are published
-as ordinary ``signal`` messages, as the processor stores them.
+final state without the streaming runtime. Temporal-gap signals the core inserts travel as
+``message-inserted`` deltas on the records topic, as the processor publishes them.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ class Conversation:
                 self.states.pop(key, None)
             else:
                 self.states[key] = decision.state
-                self._publish_signals(key, decision.state)
             self.records.extend((key, d) for d in decision.deltas)
             self.events.extend((key, e) for e in decision.events)
             pending.extend(respond(job) for job in decision.jobs)
@@ -71,12 +70,6 @@ class Conversation:
                           thread=thread, resource=resource)
             self.messages.append((event_key(msg, self.config), msg))
             self.feed(msg)
-
-    def _publish_signals(self, key: str, state: KeyState) -> None:
-        published = {m.id for _, m in self.messages}
-        for msg in state.window:
-            if msg.role == "signal" and msg.id not in published:
-                self.messages.append((key, msg))
 
 
 def fresh_topics(names: dict[str, str]) -> Topics:

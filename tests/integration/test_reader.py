@@ -34,7 +34,7 @@ async def test_context_equals_the_core_after_a_conversation(kafka_bootstrap, cli
     conversation.talk(7, thread="tb", resource="ra")
     state = conversation.states["thread:ta"]
     assert state.record.generation >= 2 and state.window, "the conversation must reflect and keep a window"
-    assert any(m.role == "signal" for _, m in conversation.messages)
+    assert any(d.kind == "message-inserted" for _, d in conversation.records)
     topics = await make_topics(new_topic)
     total = await publish(kafka_bootstrap, topics, conversation)
     client = database_client(clickhouse_dsn)
