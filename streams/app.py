@@ -161,7 +161,9 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             ttl = resolve_ttl(setting, state.actor_model, config.observation.provider_options)
             if ttl is not None and state.last_activity_at is not None and now - state.last_activity_at >= ttl:
                 ticked[key] = state.version
-                await out[topics.control].send(key=key.encode(), value=IdleTick(key=key, at=now).to_bytes())
+                # outside any transaction: a quiet partition may have nothing to commit for a long time
+                await app.producer.send(topics.control, key.encode(), IdleTick(key=key, at=now).to_bytes(),
+                                        None, None, None)
 
 
 def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
