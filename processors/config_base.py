@@ -16,13 +16,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, AliasGenerator, BaseModel, BeforeValidator, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import AliasGenerator, BaseModel, BeforeValidator, ConfigDict
 
-
-def _both_spellings(name: str) -> AliasChoices:
-    camel = to_camel(name)
-    return AliasChoices(name, camel) if camel != name else AliasChoices(name)
+from schemas.base import both_spellings
 
 
 class ConfigModel(BaseModel):
@@ -32,7 +28,7 @@ class ConfigModel(BaseModel):
         extra="forbid",
         frozen=True,
         populate_by_name=True,
-        alias_generator=AliasGenerator(validation_alias=_both_spellings),
+        alias_generator=AliasGenerator(validation_alias=both_spellings),
     )
 
     def _derive(self, **fields: Any) -> None:

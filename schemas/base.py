@@ -32,7 +32,8 @@ class SchemaError(ValueError):
         self.reason = reason
 
 
-def _both_spellings(name: str) -> AliasChoices:
+def both_spellings(name: str) -> AliasChoices:
+    """Accept ``snake_case`` and Mastra's ``camelCase`` for a field (used by wire and config models)."""
     camel = to_camel(name)
     return AliasChoices(name, camel) if camel != name else AliasChoices(name)
 
@@ -43,7 +44,7 @@ class WireModel(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         populate_by_name=True,
-        alias_generator=AliasGenerator(validation_alias=_both_spellings),
+        alias_generator=AliasGenerator(validation_alias=both_spellings),
         ser_json_bytes="base64",
         val_json_bytes="base64",
     )

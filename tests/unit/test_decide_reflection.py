@@ -9,6 +9,17 @@ SYNC_ONLY = {"observation": {"message_tokens": 500, "buffer_tokens": False},
              "reflection": {"observation_tokens": 800}}
 
 
+def talk_until_reflection(d: Driver):
+    """Talk, answering every Observer job, until a reflection job is waiting; return it."""
+    i = 0
+    while not any(j.kind == "reflect" for j in d.jobs):
+        d.feed(message(f"m{i}", T0 + i * MINUTE))
+        i += 1
+        for job in [x for x in d.jobs if x.kind == "observe"]:
+            d.answer(job)
+    return next(j for j in d.jobs if j.kind == "reflect")
+
+
 def test_background_reflection_buffers_then_activates_into_a_new_generation() -> None:
     d = Driver(OMConfig.model_validate(REFLECTIVE))
     d.talk(200)
@@ -88,13 +99,7 @@ def test_cursor_never_moves_backward_across_reflection() -> None:
 
 def test_stale_reflection_result_is_dropped() -> None:
     d = Driver(OMConfig.model_validate(SYNC_ONLY))
-    i = 0
-    while not any(j.kind == "reflect" for j in d.jobs):
-        d.feed(message(f"m{i}", T0 + i * MINUTE))
-        i += 1
-        for job in [x for x in d.jobs if x.kind == "observe"]:
-            d.answer(job)
-    job = next(j for j in d.jobs if j.kind == "reflect")
+    job = talk_until_reflection(d)
     result = respond(job)
     stale = result.model_copy(update={"cycle_id": "reflect-unknown"})
     d.feed(stale)
@@ -105,13 +110,7 @@ def test_stale_reflection_result_is_dropped() -> None:
 
 def test_s38_incompressible_reflection_is_not_repeated_at_the_same_size() -> None:
     d = Driver(OMConfig.model_validate(SYNC_ONLY))
-    i = 0
-    while not any(j.kind == "reflect" for j in d.jobs):
-        d.feed(message(f"m{i}", T0 + i * MINUTE))
-        i += 1
-        for job in [x for x in d.jobs if x.kind == "observe"]:
-            d.answer(job)
-    job = next(j for j in d.jobs if j.kind == "reflect")
+    job = talk_until_reflection(d)
     d.jobs.remove(job)
     same = respond(job).model_copy(update={"observations": job.observations})
     d.feed(same)
@@ -125,13 +124,7 @@ def test_s38_incompressible_reflection_is_not_repeated_at_the_same_size() -> Non
 
 def test_failed_background_reflection_can_start_again() -> None:
     d = Driver(OMConfig.model_validate(REFLECTIVE))
-    i = 0
-    while not any(j.kind == "reflect" for j in d.jobs):
-        d.feed(message(f"m{i}", T0 + i * MINUTE))
-        i += 1
-        for job in [x for x in d.jobs if x.kind == "observe"]:
-            d.answer(job)
-    job = next(j for j in d.jobs if j.kind == "reflect")
+    job = talk_until_reflection(d)
     d.answer(job, ok=False)
     assert not d.state.reflection_buffer_started
     assert [e for e in d.events("buffering-failed") if e.operation_type == "reflection"]
