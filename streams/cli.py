@@ -9,7 +9,11 @@ from __future__ import annotations
 import typer
 
 from streams.reader.commands import reader_app
+from streams.replay.commands import replay_command
+from streams.sdk.commands import context, recall, send, status
+from streams.sdk.events_command import events_app
 from streams.services.commands import services_app
+from streams.simulate_cli import simulate_command
 from streams.storage_commands import migrate, sink
 
 app = typer.Typer(help="Observational Memory as an event-sourced stream.", no_args_is_help=True)
@@ -17,6 +21,13 @@ app.add_typer(services_app, name="services")
 app.add_typer(reader_app, name="reader")
 app.command()(migrate)
 app.command()(sink)
+app.command()(send)
+app.add_typer(events_app, name="events")
+app.command()(context)
+app.command()(status)
+app.command()(recall)
+app.command("replay")(replay_command)
+app.command("simulate")(simulate_command)
 
 
 @app.command()
