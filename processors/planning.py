@@ -16,7 +16,7 @@ Deliberate differences:
 
 from __future__ import annotations
 
-from processors.activation import activate
+from processors.activation import activate, reset_stale_boundary
 from processors.buffering import maybe_buffer
 from processors.observation import observe_candidates, start_observation
 from processors.reflection import maybe_reflect
@@ -42,6 +42,7 @@ def plan(step: Step, *, step_zero: bool = False, actor_model: str | None = None)
 
 def _early_activation(step: Step, actor_model: str | None) -> None:
     """Idle-TTL and provider-change activation: only existing chunks, never an Observer call."""
+    reset_stale_boundary(step)
     if not step.state.record.buffered_chunks:
         return
     resolved = step.config.resolved

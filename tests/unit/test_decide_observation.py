@@ -227,3 +227,30 @@ def test_thread_deletion_drops_state_and_later_results() -> None:
     from tests.unit.echo_model import respond
 
     assert decide(None, respond(job), d.config).state is None
+
+
+def test_s19_turn_end_buffers_only_with_async_buffering_and_buffer_on_idle() -> None:
+    from schemas.control import TurnEnd
+
+    end = TurnEnd(thread_id="t1", resource_id="r1", at=T0 + 10 * MINUTE)
+    for cfg, expected in ((small(observation={"buffer_on_idle": True}), ["buffer"]), (small(), []),
+                          (OMConfig.model_validate({"observation": {"buffer_tokens": False, "buffer_on_idle": True}}),
+                           [])):
+        d = Driver(cfg)
+        d.talk(3, answer=False)
+        d.feed(end)
+        assert [j.mode for j in d.jobs] == expected
+
+
+def test_s27_stale_boundary_resets_and_buffering_resumes() -> None:
+    d = Driver(OMConfig())
+    d.talk(100, answer=False)
+    state = d.state
+    pending = state.pending_tokens()
+    assert 6000 < pending < 10000
+    d.state = state.model_copy(update={"in_flight": (), "record": state.record.model_copy(
+        update={"last_buffered_at_tokens": 20000})})
+    d.jobs.clear()
+    d.feed(message("late", T0 + 200 * MINUTE))
+    assert d.state.record.last_buffered_at_tokens == d.state.pending_tokens()
+    assert [j.mode for j in d.jobs] == ["buffer"]
