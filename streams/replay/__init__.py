@@ -1,0 +1,1 @@
+"""Replay / backfill: existing history (JSONL, Mastra storage, LoCoMo) into the messages topic."""

@@ -1,0 +1,142 @@
+"""``OMClient``: what an app needs from the pipeline, from any asyncio framework.
+
+* **Write**: chat messages to the messages topic and control events to the control topic, each
+  keyed by its lookup key (the record's owner sees them in order) through an idempotent producer,
+  and every call returns only once the broker acknowledged. The message id *is* the message's
+  identity, so retrying a call or re-sending history adds nothing.
+* **Watch**: lifecycle events (``observation-end``, ``status`` …) as an async iterator.
+* **Read**: context, status and recall through the reader's HTTP API.
+
+Kafka connections open on first use; close with :meth:`close` or ``async with OMClient() as om``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from aiokafka import AIOKafkaProducer
+
+from processors.lookup import lookup_key
+from processors.recall.request import RecallRequest
+from schemas.control import ConfigOverride, ControlEvent, ThreadDeleted, TurnEnd, TurnStart
+from schemas.messages import ChatMessage
+from streams.reader.models import ContextResponse, StatusResponse
+from streams.sdk.events import EventStream, Since
+from streams.sdk.reader import ReaderClient
+from streams.settings import Settings, get_settings
+from streams.topics import Topics
+
+Scope = Literal["thread", "resource"]
+MessageLike = ChatMessage | dict[str, Any]
+
+
+class OMClient:
+    """``scope`` must match the workers' OM config (it picks the Kafka key); default: the config file's."""
+
+    def __init__(self, settings: Settings | None = None, *, scope: Scope | None = None,
+                 token: str | None = None, reader_url: str | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.topics = Topics.for_prefix(self.settings.topic_prefix)
+        self.scope: Scope = scope or _configured_scope(self.settings)
+        url = reader_url or f"http://{self.settings.reader_host}:{self.settings.reader_port}"
+        self.reader = ReaderClient(url, token)
+        self._producer: AIOKafkaProducer | None = None
+        self._starting = asyncio.Lock()
+
+    async def __aenter__(self) -> OMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._producer is not None:
+            await self._producer.stop()
+            self._producer = None
+        await self.reader.close()
+
+    def key_for(self, thread_id: str, resource_id: str | None) -> str:
+        return lookup_key(self.scope, thread_id, resource_id)
+
+    # -- messages ------------------------------------------------------------------------------
+    async def send(self, message: MessageLike) -> ChatMessage:
+        """Produce one message and wait for the broker's ack; returns the validated message."""
+        (sent,) = await self.send_many([message])
+        return sent
+
+    async def send_many(self, messages: Iterable[MessageLike]) -> list[ChatMessage]:
+        """Produce messages in order (per key, order is kept) and wait until all are acknowledged."""
+        parsed = [m if isinstance(m, ChatMessage) else ChatMessage.from_obj(m) for m in messages]
+        producer = await self._started()
+        pending = [await producer.send(self.topics.messages, m.to_bytes(),
+                                       key=self.key_for(m.thread_id, m.resource_id).encode())
+                   for m in parsed]
+        await asyncio.gather(*pending)
+        return parsed
+
+    # -- control -------------------------------------------------------------------------------
+    async def turn_start(self, thread_id: str, model: str, *, resource_id: str | None = None,
+                         at: int | None = None) -> None:
+        """An agent turn begins with actor model ``provider/modelId`` (drives ``'auto'`` idle TTLs)."""
+        await self._control(TurnStart(thread_id=thread_id, resource_id=resource_id, model=model, at=_now(at)))
+
+    async def turn_end(self, thread_id: str, *, resource_id: str | None = None, at: int | None = None) -> None:
+        await self._control(TurnEnd(thread_id=thread_id, resource_id=resource_id, at=_now(at)))
+
+    async def update_record_config(self, thread_id: str, config: dict[str, Any], *,
+                                   resource_id: str | None = None, at: int | None = None) -> None:
+        """Mastra's ``updateRecordConfig``: only ``observation.messageTokens`` and
+        ``reflection.observationTokens`` may be overridden; anything else fails here."""
+        await self._control(ConfigOverride(thread_id=thread_id, resource_id=resource_id, config=config,
+                                           at=_now(at)))
+
+    async def delete_thread(self, thread_id: str, *, resource_id: str | None = None, at: int | None = None) -> None:
+        await self._control(ThreadDeleted(thread_id=thread_id, resource_id=resource_id, at=_now(at)))
+
+    async def _control(self, event: ControlEvent) -> None:
+        producer = await self._started()
+        key = self.key_for(event.thread_id, event.resource_id)  # type: ignore[union-attr]
+        await (await producer.send(self.topics.control, event.to_bytes(), key=key.encode()))
+
+    # -- events and reads ----------------------------------------------------------------------
+    def events(self, types: Iterable[str] | None = None, *, thread_id: str | None = None,
+               resource_id: str | None = None, since: Since = "now") -> EventStream:
+        """Lifecycle events (read_committed) from ``since`` ("now", "beginning" or epoch ms)."""
+        return EventStream(self.settings.kafka_bootstrap, self.topics.events, types=types,
+                           thread_id=thread_id, resource_id=resource_id, since=since)
+
+    async def context(self, thread_id: str, resource_id: str | None = None, *,
+                      wait_for_message_id: str | None = None, timeout: float = 5.0) -> ContextResponse:
+        return await self.reader.context(thread_id, resource_id, wait_for_message_id=wait_for_message_id,
+                                         timeout=timeout)
+
+    async def status(self, thread_id: str, resource_id: str | None = None) -> StatusResponse:
+        return await self.reader.status(thread_id, resource_id)
+
+    async def recall(self, request: RecallRequest | dict[str, Any], resource_id: str | None = None) -> dict[str, Any]:
+        return await self.reader.recall(request, resource_id)
+
+    async def _started(self) -> AIOKafkaProducer:
+        async with self._starting:
+            if self._producer is None:
+                producer = AIOKafkaProducer(bootstrap_servers=self.settings.kafka_bootstrap,
+                                            enable_idempotence=True, acks="all", linger_ms=5)
+                await producer.start()
+                self._producer = producer
+        return self._producer
+
+
+def _now(at: int | None) -> int:
+    return at if at is not None else int(time.time() * 1000)
+
+
+def _configured_scope(settings: Settings) -> Scope:
+    """The scope in ``OM_CONFIG_FILE`` (what the workers key by), else Mastra's default."""
+    if settings.config_file is None:
+        return "thread"
+    from streams.om_config import load_config
+
+    return load_config(settings).scope

@@ -1,0 +1,239 @@
+"""The SDK, the CLI and replay against one real worker (processor, LLM workers, sink, reader).
+
+One worker serves the whole module (each start costs ~10 s); every test uses its own thread and
+resource ids. The worker observes synchronously at 300 tokens (async buffering off), so a
+replayed multi-session conversation yields observation-end events within seconds, while the small
+Mastra stores (≈150 tokens per thread) stay unobserved and their messages all remain in context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from aiokafka import AIOKafkaConsumer
+
+from processors.tokens import get_counter
+from schemas.lifecycle import StatusEvent, decode_event
+from schemas.messages import ChatMessage, TextPart
+from streams.replay.checkpoint import CheckpointFile
+from streams.replay.mastra_sources import MastraSQLiteSource
+from streams.replay.runner import ReplayOptions, ReplaySummary, replay
+from streams.sdk import OMClient, SyncOMClient
+from streams.sdk.events import EventStream, topic_partitions
+from streams.services.worker_process import wait_http
+from streams.settings import Settings
+from streams.worker import ensure_topics
+from tests.integration.pipeline import WorkerProcess
+from tests.mastra_store import sample_store
+
+pytestmark = pytest.mark.integration
+
+CONFIG = {"observation": {"messageTokens": 300, "bufferTokens": False}}
+TOKEN = "sdk-test-token"
+RESOURCES = ["sdk-user", "locomo-talk", "mastra-user0", "mastra-user1", "resume-user0", "resume-user1"]
+DEADLINE_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
+    process = WorkerProcess(kafka_bootstrap, f"sdk{uuid.uuid4().hex[:8]}", CONFIG, tmp_path_factory.mktemp("sdk"),
+                            extra_env={"OM_READER_TOKENS": orjson.dumps({TOKEN: RESOURCES}).decode()})
+    handle = process.start()
+    wait_http(f"http://127.0.0.1:{handle.env['OM_READER_PORT']}/healthz", handle.proc, handle.log)  # after migrations
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def settings(worker: WorkerProcess) -> Settings:
+    env = worker.handles[0].env
+    return worker.settings().model_copy(update={"reader_port": int(env["OM_READER_PORT"])})
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[OMClient]:
+    async with OMClient(settings, token=TOKEN) as om:
+        yield om
+
+
+def message(mid: str, thread: str, resource: str, at: int, text: str, role: str = "user") -> ChatMessage:
+    return ChatMessage(id=mid, thread_id=thread, resource_id=resource, role=role, created_at=at,
+                       parts=[TextPart(text=text)])
+
+
+async def until_applied(stream: EventStream, last_ids: dict[str, str]) -> dict[str, StatusEvent]:
+    """Per thread, the status event saying its record folded ``last_ids[thread]`` (bounded wait)."""
+    found: dict[str, StatusEvent] = {}
+
+    async def scan() -> None:
+        async for event in stream:
+            applied = event.type == "status" and event.applied_through
+            if applied and last_ids.get(event.thread_id) == event.applied_through.message_id:
+                found[event.thread_id] = event
+                if len(found) == len(last_ids):
+                    return
+    await asyncio.wait_for(scan(), DEADLINE_S)
+    return found
+
+
+async def test_sdk_send_is_observed_as_events_and_readable_through_the_reader(client: OMClient) -> None:
+    thread, at = f"sdk-{uuid.uuid4().hex[:6]}", int(time.time() * 1000)
+    first, second = (message(f"{thread}-1", thread, "sdk-user", at, "hello, I am planning a garden"),
+                     message(f"{thread}-2", thread, "sdk-user", at + 1000, "roses or tulips?"))
+    async with client.events(["status"], thread_id=thread) as stream:
+        await client.send(first)
+        await client.send_many([second.to_json_dict()])  # dicts work too
+        await until_applied(stream, {thread: second.id})
+    context = await client.context(thread, "sdk-user", wait_for_message_id=second.id, timeout=30)
+    assert [m.id for m in context.messages] == [first.id, second.id]
+    status = await client.status(thread, "sdk-user")
+    assert status.status is not None and status.status.windows.active.messages.tokens > 0
+
+    def blocking_twin() -> list[str]:
+        with SyncOMClient(client.settings, token=TOKEN) as om:
+            om.send(message(f"{thread}-3", thread, "sdk-user", at + 2000, "tulips, then."))
+            return [m.id for m in om.context(thread, "sdk-user", wait_for_message_id=f"{thread}-3", timeout=30).messages]
+
+    assert await asyncio.to_thread(blocking_twin) == [first.id, second.id, f"{thread}-3"]
+
+
+async def om_cli(settings: Settings, *args: str) -> tuple[int, str, str]:
+    env = {**os.environ, "OM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "OM_TOPIC_PREFIX": settings.topic_prefix,
+           "OM_CONFIG_FILE": str(settings.config_file), "OM_DATA_DIR": str(settings.data_dir)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "streams.cli", *args, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), DEADLINE_S + 30)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+def locomo_sample(sample_id: str) -> list[dict]:
+    words = "we hiked the ridge trail then cooked pasta and talked about the new job and moving house".split()
+    turns = lambda session: [  # noqa: E731
+        {"speaker": "Ana" if i % 2 == 0 else "Ben", "dia_id": f"D{session}:{i + 1}",
+         "text": " ".join(words[(i + j) % len(words)] for j in range(40))} for i in range(8)]
+    return [{"sample_id": sample_id, "conversation": {
+        "speaker_a": "Ana", "speaker_b": "Ben",
+        "session_1_date_time": "10:00 am on 3 March, 2024", "session_1": turns(1),
+        "session_2_date_time": "6:30 pm on 5 March, 2024", "session_2": turns(2)}}]
+
+
+async def test_events_tail_shows_an_observation_end_for_a_replayed_conversation(settings: Settings, tmp_path: Path) -> None:
+    sample_id = "talk"  # thread and resource: locomo-talk
+    source = tmp_path / "locomo.json"
+    source.write_bytes(orjson.dumps(locomo_sample(sample_id)))
+    code, out, err = await om_cli(settings, "replay", str(source), "--checkpoint", str(tmp_path / "cp.json"))
+    assert code == 0, err
+    assert "replay summary" in out and "16" in out
+    code, out, err = await om_cli(settings, "events", "tail", "--type", "observation-end", "--thread", "locomo-talk",
+                                  "--from-beginning", "--limit", "1", "--timeout", str(DEADLINE_S), "--json")
+    assert code == 0, err
+    event = decode_event(out.strip().splitlines()[0])
+    assert event.type == "observation-end" and event.thread_id == "locomo-talk"
+    assert event.message_ids and all(mid.startswith(f"{sample_id}:D") for mid in event.message_ids)
+
+
+async def replay_store(source: MastraSQLiteSource, client: OMClient, checkpoints: CheckpointFile,
+                       **options: object) -> ReplaySummary:
+    return await replay(source, client, checkpoints, get_counter(), ReplayOptions(**options))  # type: ignore[arg-type]
+
+
+async def read_context_messages(client: OMClient, expected: list[ChatMessage]) -> dict[str, list[ChatMessage]]:
+    found = {}
+    for thread in sorted({m.thread_id for m in expected}):
+        mine = [m for m in expected if m.thread_id == thread]
+        context = await client.context(thread, mine[0].resource_id, wait_for_message_id=mine[-1].id, timeout=30)
+        found[thread] = context.messages
+    return found
+
+
+async def test_mastra_sqlite_replay_yields_the_same_threads_and_messages_and_twice_adds_nothing(
+        client: OMClient, tmp_path: Path) -> None:
+    source = MastraSQLiteSource(sample_store(tmp_path / "mastra.db", threads=2, per_thread=6, prefix="mastra-"))
+    expected = list(source.messages())
+    checkpoints = CheckpointFile(tmp_path / "cp.json")
+    await ensure_topics(client.settings)
+    summary = await replay_store(source, client, checkpoints, batch=5)
+    assert (summary.sent, len(summary.threads), summary.completed) == (12, 2, True)
+
+    by_thread = await read_context_messages(client, expected)
+    assert sorted(by_thread) == ["mastra-mt0", "mastra-mt1"]
+    for thread, messages in by_thread.items():
+        assert messages == [m for m in expected if m.thread_id == thread]  # ids, roles, times, parts
+    threads = await client.recall({"mode": "threads"}, "mastra-user0")
+    assert "mastra-mt0" in str(threads) and "mastra-mt1" not in str(threads)
+    before = {t: (await client.status(t, by_thread[t][0].resource_id)).status for t in by_thread}
+
+    async with client.events(["status"]) as stream:
+        again = await replay_store(source, client, checkpoints, batch=5, restart=True)
+        after = await until_applied(stream, {t: messages[-1].id for t, messages in by_thread.items()})
+    assert again.sent == 12
+    for thread, status in before.items():  # the records took no second copy of any message
+        assert status is not None and status.applied_through.message_id == by_thread[thread][-1].id
+        assert after[thread].windows.active.messages.tokens == status.windows.active.messages.tokens > 0
+    assert await read_context_messages(client, expected) == by_thread
+
+
+async def produced_ids(settings: Settings, topic: str, prefix: str) -> list[str]:
+    """Every record on the messages topic whose id starts with ``prefix``, read to the end."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None,
+                                isolation_level="read_committed", enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partitions = await topic_partitions(settings.kafka_bootstrap, topic)
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        ends = await consumer.end_offsets(partitions)
+        ids: list[str] = []
+        deadline = time.monotonic() + DEADLINE_S
+        while [tp for tp in partitions if await consumer.position(tp) < ends[tp]]:
+            assert time.monotonic() < deadline, "could not read the messages topic to its end"
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                values = [orjson.loads(record.value) for record in records]
+                ids.extend(v["id"] for v in values if v.get("id", "").startswith(prefix))
+        return ids
+    finally:
+        await consumer.stop()
+
+
+async def test_an_interrupted_replay_resumes_and_completes_exactly_once(client: OMClient, tmp_path: Path) -> None:
+    source = MastraSQLiteSource(sample_store(tmp_path / "resume.db", threads=2, per_thread=8, prefix="resume-"))
+    expected = list(source.messages())
+    checkpoints = CheckpointFile(tmp_path / "cp.json")
+    await ensure_topics(client.settings)
+    first = await replay_store(source, client, checkpoints, batch=4, stop_after=5)
+    assert (first.sent, first.completed) == (8, False)
+    assert len(await produced_ids(client.settings, client.topics.messages, "resume-")) == 8
+
+    second = await replay_store(source, client, checkpoints, batch=4)
+    assert (second.resumed_from, second.sent, second.completed) == (8, 8, True)
+    on_topic = await produced_ids(client.settings, client.topics.messages, "resume-")
+    assert sorted(on_topic) == sorted(m.id for m in expected)  # each exactly once
+    by_thread = await read_context_messages(client, expected)
+    assert sum(len(messages) for messages in by_thread.values()) == len(expected)
+
+
+async def test_cli_send_then_context_status_and_recall(settings: Settings) -> None:
+    thread = f"cli-{uuid.uuid4().hex[:6]}"
+    reader = ("--token", TOKEN, "--url", f"http://127.0.0.1:{settings.reader_port}")
+    code, out, err = await om_cli(settings, "send", "I water the basil every morning", "--thread", thread,
+                                  "--resource", "sdk-user", "--id", f"{thread}-1")
+    assert code == 0 and f"{thread}-1" in out, err
+    code, out, err = await om_cli(settings, "context", thread, "-r", "sdk-user", "--wait-for", f"{thread}-1",
+                                  "--timeout", "30", "--json", *reader)
+    assert code == 0, err
+    assert [m["id"] for m in orjson.loads(out)["messages"]] == [f"{thread}-1"]
+    code, out, err = await om_cli(settings, "status", thread, "-r", "sdk-user", *reader)
+    assert code == 0 and f"applied through message {thread}-1" in out, err
+    code, out, err = await om_cli(settings, "recall", "-r", "sdk-user", "--thread", thread, *reader)
+    assert code == 0 and "basil" in out, err
+    code, out, err = await om_cli(settings, "status", thread, "-r", "sdk-user", "--token", "wrong",
+                                  "--url", f"http://127.0.0.1:{settings.reader_port}")
+    assert code == 1 and "401" in err and "OM_READER_TOKENS" in err
