@@ -36,6 +36,7 @@ from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
 from streams import embedded, state_codec
 from streams.fold import BatchFolder, InputRecord
+from streams.hooks.transform import load_hooks
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.llm.retry import RetryPolicy
@@ -169,6 +170,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
 def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
                         out: dict[str, faust.TopicT], llm: Any) -> None:
     counter = counter_for(config)
+    hooks = load_hooks(settings)  # at start: a bad import path fails the worker, not a cycle
+    log.info("om.hooks.loaded", extra={slot: [h.path for h in named] for slot, named in hooks.slots.items()})
 
     @app.agent(out[topics.jobs], name="om-llm", concurrency=settings.llm_concurrency)
     async def om_llm(stream: faust.StreamT) -> None:
@@ -183,7 +186,7 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                 await send_with_input(app, event.message.topic, event.message.partition, topics.dlq,
                                       event.key, letter.to_bytes())
                 continue
-            result = await run_job(job, config, llm, counter)
+            result = await run_job(job, config, llm, counter, hooks)
             log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
                                            "input_tokens": result.usage.input_tokens,
                                            "output_tokens": result.usage.output_tokens})

@@ -19,7 +19,8 @@ from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader.serve import start_reader
 from streams.settings import Settings
-from streams.sink.service import Sink, SinkOptions
+from streams.sink.main import sink_options
+from streams.sink.service import Sink
 from streams.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -37,8 +38,7 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         client = await asyncio.to_thread(connect, settings.clickhouse_dsn)
         applied = await asyncio.to_thread(apply_migrations, client)
         sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
-                    SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
-                                max_wait_ms=settings.sink_max_wait_ms))
+                    sink_options(settings))
         await sink.start()
         running["sink"] = sink
         running["reader"] = await start_reader(client, settings, config)

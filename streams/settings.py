@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+HookSlot = Literal["before_observation", "after_observation", "before_reflection", "after_reflection"]
 
 
 class Settings(BaseSettings):
@@ -51,6 +52,13 @@ class Settings(BaseSettings):
     reader_tokens: dict[str, list[str]] = Field(
         default_factory=dict, description="JSON {bearer token: [resource ids it may read]}"
     )
+    hooks: dict[HookSlot, list[str]] = Field(
+        default_factory=dict, description='JSON {"before_observation": ["module:function", ...], ...}'
+    )
+    redact: bool = Field(default=False, description="redact messages before the Observer and in ClickHouse")
+    redact_pii: list[str] = Field(default_factory=lambda: ["email", "phone", "iban", "card"],
+                                  description="PII patterns redacted besides secrets (processors/redaction.py)")
+    redact_patterns: dict[str, str] = Field(default_factory=dict, description="JSON {kind: regex}: extra patterns")
 
     @model_validator(mode="after")
     def _derive_defaults(self) -> Settings:

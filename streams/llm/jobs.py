@@ -3,7 +3,8 @@
 A job becomes an Observer or Reflector request (the prompt/parse logic lives in ``processors``),
 the model is called through a :class:`ModelClient`, and the outcome becomes a result for the
 processor. Every failure — transient errors after their retries, degenerate output, a parse
-problem — is a result with ``ok=False``: the processor always hears back, so a cycle never hangs.
+problem — is a result with ``ok=False``: the processor always hears back, so a cycle never hangs. Transform hooks (``streams.hooks.transform``)
+run around each call; a failing hook fails the cycle the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from processors.reflector.runner import run_reflector
 from processors.reflector.types import ReflectorMode, ReflectorRequest, ReflectorSettings
 from processors.tokens import TokenCounter
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
+from streams.hooks.transform import NO_HOOKS, HookFailed, TransformHooks
 
 
 def _now_ms() -> int:
@@ -45,8 +47,13 @@ def reflector_settings(config: OMConfig) -> ReflectorSettings:
 
 
 async def run_observe_job(job: ObserveJob, config: OMConfig, llm: ModelClient,
-                          counter: TokenCounter) -> ObserveResult:
+                          counter: TokenCounter, hooks: TransformHooks = NO_HOOKS) -> ObserveResult:
     started = _now_ms()
+    messages = await hooks.before_observation(job)
+    if not messages:  # §2.7: nothing left to observe; the messages still count as observed
+        return ObserveResult(cycle_id=job.cycle_id, key=job.key, generation=job.generation, mode=job.mode,
+                             ok=True, started_at=started, completed_at=_now_ms())
+    job = job.model_copy(update={"messages": messages})
     settings = observer_settings(config)
     if not job.continuation_hints:
         settings = settings.model_copy(update={"current_task": False, "suggested_response": False})
@@ -63,11 +70,12 @@ async def run_observe_job(job: ObserveJob, config: OMConfig, llm: ModelClient,
     )
     outcome = await run_observer(request, llm, counter)
     failed = outcome.error or ("the Observer repeated itself (degenerate output)" if outcome.degenerate else None)
+    observations = await hooks.after_observation(_observations(job, outcome), job) if failed is None else ""
     return ObserveResult(
         cycle_id=job.cycle_id, key=job.key, generation=job.generation, mode=job.mode,
         ok=failed is None, error=failed, started_at=started, completed_at=_now_ms(),
         usage=outcome.usage, attempts=outcome.attempts, degenerate=outcome.degenerate,
-        observations=_observations(job, outcome) if failed is None else "",
+        observations=observations,
         current_task=outcome.current_task, suggested_response=outcome.suggested_response,
         thread_title=outcome.thread_title, extracted_values=outcome.extracted or None,
         extraction_failures=[f.model_dump() for f in outcome.extraction_failures] or None,
@@ -75,31 +83,38 @@ async def run_observe_job(job: ObserveJob, config: OMConfig, llm: ModelClient,
 
 
 async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
-                          counter: TokenCounter) -> ReflectResult:
+                          counter: TokenCounter, hooks: TransformHooks = NO_HOOKS) -> ReflectResult:
     started = _now_ms()
     request = ReflectorRequest(
         mode=ReflectorMode.SYNC if job.mode == "sync" else ReflectorMode.BACKGROUND,
-        observations=job.observations,
+        observations=await hooks.before_reflection(job.observations, job),
         observation_token_count=job.input_tokens,
         start_level=job.start_level,
         target_tokens=job.target_tokens,
         settings=reflector_settings(config),
     )
     outcome = await run_reflector(request, llm, counter)
+    ok = outcome.error is None
     return ReflectResult(
         cycle_id=job.cycle_id, key=job.key, generation=job.generation, mode=job.mode,
-        ok=outcome.error is None, error=outcome.error, started_at=started, completed_at=_now_ms(),
+        ok=ok, error=outcome.error, started_at=started, completed_at=_now_ms(),
         usage=outcome.usage, attempts=outcome.attempts,
-        observations=outcome.observations if outcome.error is None else "",
+        observations=await hooks.after_reflection(outcome.observations, job) if ok else "",
         suggested_response=outcome.suggested_response, compression_level=outcome.level,
     )
 
 
 async def run_job(job: ObserveJob | ReflectJob, config: OMConfig, llm: ModelClient,
-                  counter: TokenCounter) -> ObserveResult | ReflectResult:
-    if isinstance(job, ObserveJob):
-        return await run_observe_job(job, config, llm, counter)
-    return await run_reflect_job(job, config, llm, counter)
+                  counter: TokenCounter, hooks: TransformHooks = NO_HOOKS) -> ObserveResult | ReflectResult:
+    started = _now_ms()
+    try:
+        if isinstance(job, ObserveJob):
+            return await run_observe_job(job, config, llm, counter, hooks)
+        return await run_reflect_job(job, config, llm, counter, hooks)
+    except HookFailed as failure:
+        kind = ObserveResult if isinstance(job, ObserveJob) else ReflectResult
+        return kind(cycle_id=job.cycle_id, key=job.key, generation=job.generation, mode=job.mode, ok=False,
+                    error=str(failure), started_at=started, completed_at=_now_ms())
 
 
 def _observer_mode(job: ObserveJob) -> ObserverMode:

@@ -18,6 +18,7 @@ from clickhouse_connect.driver.client import Client
 from processors.config import OMConfig
 from processors.context import AgentContext, build_context
 from processors.lookup import lookup_key
+from processors.recall.instructions import recall_instructions
 from schemas.lifecycle import StatusEvent
 from streams.reader import queries
 from streams.reader.queries import Head
@@ -110,8 +111,16 @@ class Reader:
             meta=head.threads.get(thread_id) if head is not None else None,
             continuation_hints=bool(observation.continuation_hints),
             extracted_slugs=[spec.slug for spec in observation.extract if spec.include_previous_extraction],
+            retrieval_instructions=self._recall_guidance(),
             timezone=head.timezone if head is not None else self.config.timezone,
         )
+
+    def _recall_guidance(self) -> str | None:
+        """With retrieval on, the recall guidance (and ``retrieval.instructions`` after it) joins the context."""
+        retrieval = self.config.retrieval_config()
+        if retrieval is None:
+            return None
+        return recall_instructions(retrieval.scope, retrieval.instructions, search_enabled=retrieval.vector)
 
     def _status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
         view = self.resolve(thread_id, resource_id)

@@ -6,19 +6,25 @@ import asyncio
 import signal
 
 from streams.clickhouse import connect
+from streams.hooks.redaction import redactor_for
 from streams.migrate import apply_migrations
 from streams.settings import Settings
 from streams.sink.service import Sink, SinkOptions
 from streams.topics import Topics
 
 
+def sink_options(settings: Settings) -> SinkOptions:
+    """``OM_REDACT`` makes the stored messages as redacted as what the Observer saw."""
+    return SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
+                       max_wait_ms=settings.sink_max_wait_ms,
+                       redactor=redactor_for(settings) if settings.redact else None)
+
+
 def sink_from_settings(settings: Settings) -> Sink:
     """A sink on the settings' broker, topics and ClickHouse, with the schema migrated."""
     client = connect(settings.clickhouse_dsn)
     apply_migrations(client)
-    options = SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
-                          max_wait_ms=settings.sink_max_wait_ms)
-    return Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix), options)
+    return Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix), sink_options(settings))
 
 
 async def run_sink(settings: Settings) -> None:

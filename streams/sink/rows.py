@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from processors.redaction import Redactor
 from schemas.base import decode
 from schemas.deltas import ChunkChanged, Delta, KeyDeleted, MessageInserted, MessagesObserved, RecordSnapshot
 from schemas.lifecycle import StatusEvent, decode_event
@@ -67,11 +68,13 @@ def _nullable_json(value: Any) -> str | None:
     return None if value is None else _json(value)
 
 
-def message_rows(key: str, value: bytes, offset: int) -> Rows:
-    return Rows({"om_messages": [_message_row(decode(ChatMessage, value), key, offset)]})
+def message_rows(key: str, value: bytes, offset: int, redactor: Redactor | None = None) -> Rows:
+    return Rows({"om_messages": [_message_row(decode(ChatMessage, value), key, offset, redactor)]})
 
 
-def _message_row(message: ChatMessage, key: str, version: int) -> list[Any]:
+def _message_row(message: ChatMessage, key: str, version: int, redactor: Redactor | None) -> list[Any]:
+    if redactor is not None:
+        message = redactor.message(message)
     dumped = message.to_json_dict()
     return [message.owner, message.thread_id, message.id, key, message.role, message.created_at,
             _json(dumped.get("parts", [])), message.model, _nullable_json(message.metadata),
@@ -90,7 +93,7 @@ def event_rows(key: str, value: bytes, offset: int) -> Rows:
     return Rows({"om_events": [row]})
 
 
-def delta_rows(value: bytes) -> Rows:
+def delta_rows(value: bytes, redactor: Redactor | None = None) -> Rows:
     delta = decode_tagged(value, "kind", _DELTA_TYPES)
     if isinstance(delta, RecordSnapshot):
         return Rows({"om_records": [_record_row(delta)]})
@@ -101,7 +104,7 @@ def delta_rows(value: bytes) -> Rows:
     if isinstance(delta, ChunkChanged):
         return Rows({"om_observation_chunks": [_chunk_row(delta)]})
     if isinstance(delta, MessageInserted):
-        return Rows({"om_messages": [_message_row(delta.message, delta.key, delta.version)]})
+        return Rows({"om_messages": [_message_row(delta.message, delta.key, delta.version, redactor)]})
     assert isinstance(delta, KeyDeleted)
     tombstone = [delta.resource_id, delta.key, delta.thread_id or "", delta.at, delta.version]
     return Rows({"om_deleted_keys": [tombstone]}, deletion=delta)

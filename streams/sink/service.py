@@ -31,6 +31,7 @@ from aiokafka.errors import CommitFailedError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 from clickhouse_connect.driver.client import Client
 
+from processors.redaction import Redactor
 from schemas.base import SchemaError
 from schemas.dlq import DeadLetter
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows
@@ -48,6 +49,7 @@ class SinkOptions:
     retry_initial_s: float = 0.2
     retry_max_s: float = 10.0
     consumer: dict[str, Any] = field(default_factory=dict)
+    redactor: Redactor | None = None  # stored messages redacted like the Observer's input (OM_REDACT)
 
 
 @dataclass
@@ -66,9 +68,9 @@ class Sink:
         self.options = options or SinkOptions()
         self.stats = SinkStats()
         self._converters: dict[str, Callable[[ConsumerRecord], Rows]] = {
-            topics.messages: lambda r: message_rows(_key(r), r.value, r.offset),
+            topics.messages: lambda r: message_rows(_key(r), r.value, r.offset, self.options.redactor),
             topics.events: lambda r: event_rows(_key(r), r.value, r.offset),
-            topics.records: lambda r: delta_rows(r.value),
+            topics.records: lambda r: delta_rows(r.value, self.options.redactor),
         }
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None

@@ -33,3 +33,16 @@ def test_an_explicit_dsn_wins_and_a_bad_backend_is_refused(monkeypatch: pytest.M
     monkeypatch.setenv("OM_TEST_BACKEND", "podman")
     with pytest.raises(ValueError, match="test_backend"):
         Settings()
+
+
+def test_hooks_and_redaction_settings_are_json_and_unknown_hook_slots_are_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OM_HOOKS", '{"after_reflection": ["pkg.mod:fn"]}')
+    monkeypatch.setenv("OM_REDACT", "true")
+    monkeypatch.setenv("OM_REDACT_PII", '["email"]')
+    settings = Settings()
+    assert settings.hooks == {"after_reflection": ["pkg.mod:fn"]} and settings.redact
+    assert settings.redact_pii == ["email"] and settings.redact_patterns == {}
+    monkeypatch.setenv("OM_HOOKS", '{"before_reflect": ["pkg.mod:fn"]}')
+    with pytest.raises(ValueError, match="before_reflection"):
+        Settings()
