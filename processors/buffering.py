@@ -13,6 +13,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+from processors.observation_groups import range_of, wrap_group
 from processors.lifecycle_events import duration, emit, marker_config, message_range
 from processors.safe_prefix import select_safe_buffer_prefix
 from processors.state import InFlight
@@ -85,11 +86,14 @@ def apply_buffer_result(step: Step, flight: InFlight, result: ObserveResult) -> 
     covered = [by_id[i] for i in flight.message_ids if i in by_id]
     if not result.observations.strip():
         return
+    text = result.observations
+    if step.config.retrieval_config() is not None and covered:
+        text = wrap_group(text, flight.cycle_id, range_of(covered))
     chunk = BufferedChunk(
         id=f"ombuf-{flight.cycle_id}",
         cycle_id=flight.cycle_id,
-        observations=result.observations,
-        token_count=step.counter.count_observations(result.observations),
+        observations=text,
+        token_count=step.counter.count_observations(text),
         message_ids=tuple(m.id for m in covered),
         message_tokens=step.message_tokens(covered),
         last_observed_at=max((m.created_at for m in covered), default=step.now) + 1,

@@ -18,6 +18,7 @@ from processors.context_prompts import (
     OBSERVATIONS_OPEN,
     OBSERVATIONS_PREAMBLE,
 )
+from processors.recall.groups import render_groups_for_context
 from processors.context_text import add_relative_time_to_observations, optimize_observations_for_context
 from schemas.messages import ChatMessage, TextPart
 from schemas.record import BOUNDARY_PREFIX, BOUNDARY_SUFFIX, ThreadMeta
@@ -78,7 +79,8 @@ def build_context(
     preamble = OBSERVATIONS_PREAMBLE
     if retrieval_instructions:
         preamble = f"{preamble}\n\n{retrieval_instructions}"
-    text = optimize_observations_for_context(active_observations)
+    grouped = render_groups_for_context(active_observations) if retrieval_instructions else None
+    text = grouped if grouped is not None else optimize_observations_for_context(active_observations)
     text = add_relative_time_to_observations(text, now_ms, timezone)
     system = [preamble, OBSERVATIONS_OPEN, *split_observations(text)]
     if meta is not None:

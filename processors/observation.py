@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from processors.activation import append_observations
 from processors.buffering import pending_reflection
+from processors.observation_groups import range_of, wrap_group
 from processors.lifecycle_events import duration, emit, marker_config, message_range
 from processors.state import InFlight
 from processors.step import Step
@@ -78,9 +79,12 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
         return False
     record = step.state.record
     newest = max(m.created_at for m in covered)
+    addition = result.observations
+    if addition.strip() and step.config.retrieval_config() is not None:
+        addition = wrap_group(addition, flight.cycle_id, range_of(covered))
     text = (
-        append_observations(record.active_observations, result.observations, newest)
-        if result.observations.strip()
+        append_observations(record.active_observations, addition, newest)
+        if addition.strip()
         else record.active_observations
     )
     step.update_record(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import uuid
 
 from processors.lifecycle_events import duration, emit
+from processors.observation_groups import spanning_range, wrap_group
 from processors.reflector.background_slice import activation_text, background_slice
 from processors.reflector.levels import start_level
 from processors.reflector.types import ReflectorMode
@@ -171,6 +172,10 @@ def _activate_buffered(step: Step) -> None:
 def _roll_over(step: Step, reflection: str, line_count: int) -> None:
     """Start generation + 1 from the stored head: reflection + uncovered tail, chunks carried over."""
     record = step.state.record
+    if step.config.retrieval_config() is not None:
+        covered = "\n".join(record.active_observations.split("\n")[:line_count])
+        reflection = wrap_group(reflection, f"reflection:{record.key}:{record.generation}",
+                                spanning_range(covered), kind="reflection")
     text = activation_text(reflection, record.active_observations, line_count)
     generation = record.generation + 1
     step.update(

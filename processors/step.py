@@ -17,7 +17,7 @@ from processors.thresholds_config import (
     effective_message_tokens,
     effective_reflection_tokens,
 )
-from processors.state import InFlight, KeyState
+from processors.state import LATE_TOLERANCE_MS, InFlight, KeyState
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -71,6 +71,10 @@ class Step:
             return []
         observed = dict(self.state.observed)
         observed.update({m.id: m.created_at for m in removed})
+        cursor = self.state.record.last_observed_at
+        if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
+            horizon = cursor - LATE_TOLERANCE_MS
+            observed = {mid: at for mid, at in observed.items() if at > horizon}
         tokens = {k: v for k, v in self.state.message_tokens.items() if k not in ids}
         self.update(
             window=tuple(m for m in self.state.window if m.id not in ids),

@@ -46,6 +46,7 @@ from streams.transactions import send_with_input
 
 Role = Literal["all", "processor", "llm"]
 NEVER = 10 * 365 * 86_400.0
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # a long thread's state outgrows Kafka's 1 MB default
 log = logging.getLogger(__name__)
 STATE_TABLE = "om-state"
 
@@ -73,6 +74,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         web_port=settings.web_port,
         web_bind=settings.web_host,
         producer_linger_ms=1,
+        producer_max_request_size=MAX_RECORD_BYTES,
         recovery_consistency_check=False,  # a RocksDB check; the memory store has no persisted offsets
         broker_session_timeout=settings.session_timeout_ms / 1000,
         broker_heartbeat_interval=settings.session_timeout_ms / 3000,
@@ -108,7 +110,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                        partitions=settings.partitions)
     changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
                           value_serializer=state_codec.CODEC_NAME, partitions=settings.partitions,
-                          compacting=True, deleting=False)
+                          compacting=True, deleting=False,
+                          config={"max.message.bytes": str(MAX_RECORD_BYTES)})
     table = app.Table(STATE_TABLE, default=None, partitions=settings.partitions, changelog_topic=changelog)
     owners: dict[str, int] = {}
 

@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     llm_retry_max_ms: int = Field(default=120_000, ge=0, description="backoff cap")
     session_timeout_ms: int = Field(default=10_000, ge=1000, description="consumer group session timeout; "
                                     "a killed worker's partitions move after this long")
+    embedder: str = Field(default="", description="'minilm' or 'hashing[-dim]': index observation groups for "
+                          "recall search (needs retrieval.vector in the OM config); empty = no search")
     web_host: str = Field(default="127.0.0.1", description="bind address of the worker's web endpoint")
     batch_max: int = Field(default=500, ge=1, description="input records folded per batch")
     batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")

@@ -61,3 +61,16 @@ def embedding_chunks(text: str, max_chars: int = EMBED_CHUNK_CHARS) -> list[str]
     if current.strip():
         chunks.append(current)
     return [chunk for chunk in chunks if chunk.strip()]
+
+
+def render_groups_for_context(observations: str) -> str | None:
+    """Groups as ``## Group `id``` headings with their range (how the agent sees them with retrieval
+    on, spec §7.1); None when the text has no groups, so the caller falls back to the optimiser."""
+    if not parse_observation_groups(observations):
+        return None
+
+    def heading(match: re.Match[str]) -> str:
+        attrs = dict(_ATTR.findall(match.group("attrs")))
+        return f"## Group `{attrs.get('id', '')}`\n_range: `{attrs.get('range', '')}`_\n\n{match.group('body').strip()}\n"
+
+    return _GROUP.sub(heading, observations)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
@@ -20,7 +21,9 @@ from processors.context import AgentContext, build_context
 from processors.lookup import lookup_key
 from processors.recall.instructions import recall_instructions
 from schemas.lifecycle import StatusEvent
+from streams.embeddings import Embedder
 from streams.reader import queries
+from streams.reader.recall import recall
 from streams.reader.queries import Head
 
 DEFAULT_WAIT_S = 5.0
@@ -45,10 +48,19 @@ class ThreadView:
 
 
 class Reader:
-    def __init__(self, client: Client, config: OMConfig | None = None, *, poll_interval_s: float = 0.01) -> None:
+    def __init__(self, client: Client, config: OMConfig | None = None, *, poll_interval_s: float = 0.01,
+                 embedder: Embedder | None = None) -> None:
         self.client = client
         self.config = config or OMConfig()
         self.poll_interval_s = poll_interval_s
+        self.embedder = embedder
+
+    def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        """The recall tool with this pipeline's retrieval settings (scope, search when configured)."""
+        retrieval = self.config.retrieval_config()
+        search = retrieval is not None and retrieval.vector and self.embedder is not None
+        return recall(self.client, resource_id, request, scope=retrieval.scope if retrieval else "resource",
+                      search_enabled=search, embedder=self.embedder if search else None)
 
     async def context(
         self,

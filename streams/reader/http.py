@@ -125,9 +125,7 @@ async def _recall(request: web.Request) -> web.Response:
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(reason="the body must be a JSON object")
     resource_id = _resource(request, body.pop("resource_id", None))
-    from streams.reader.recall import recall
-
-    result = await asyncio.to_thread(recall, request.app[READER].client, resource_id, body)
+    result = await asyncio.to_thread(request.app[READER].recall, resource_id, body)
     return web.Response(body=orjson.dumps(result), content_type="application/json")
 
 

@@ -74,17 +74,19 @@ def index_observation_groups(
     observations: str,
     observed_at: int,
     version: int | None = None,
+    only: set[str] | None = None,
 ) -> int:
     """Embed and upsert every group of ``observations``; returns the number of chunks written.
 
     ``version`` orders competing writes of the same chunk (default: now in ms, so a later
-    indexing run wins).
+    indexing run wins); ``only`` restricts the work to the named group ids.
     """
     rows = []
     stamp = version if version is not None else time.time_ns() // 1_000_000
     pieces = [
         (group, index, chunk)
         for group in parse_observation_groups(observations)
+        if only is None or group.id in only
         for index, chunk in enumerate(embedding_chunks(group.content))
     ]
     vectors = embedder.embed([chunk for _, _, chunk in pieces]) if pieces else []

@@ -11,12 +11,13 @@ import asyncio
 import logging
 import signal
 
-import orjson
 from aiohttp import web
 from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
 from streams.clickhouse import connect
+from streams.embeddings import get_embedder
+from streams.om_config import load_config
 from streams.migrate import apply_migrations
 from streams.reader.api import Reader
 from streams.reader.http import create_app
@@ -25,18 +26,12 @@ from streams.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def load_config(settings: Settings) -> OMConfig:
-    """The OM config the pipeline runs with (``OM_CONFIG_FILE``), else the defaults."""
-    if settings.config_file is None:
-        return OMConfig()
-    return OMConfig.from_mastra(orjson.loads(settings.config_file.read_bytes()))
-
-
 async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None) -> web.AppRunner:
     """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it."""
     if not settings.reader_tokens:
         log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
-    app = create_app(Reader(client, config or load_config(settings)), settings.reader_tokens)
+    embedder = get_embedder(settings.embedder) if settings.embedder else None
+    app = create_app(Reader(client, config or load_config(settings), embedder=embedder), settings.reader_tokens)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, settings.reader_host, settings.reader_port).start()

@@ -6,18 +6,22 @@ import asyncio
 import signal
 
 from streams.clickhouse import connect
+from streams.embeddings import get_embedder
 from streams.hooks.redaction import redactor_for
 from streams.migrate import apply_migrations
 from streams.settings import Settings
+from streams.sink.indexing import GroupIndexer
 from streams.sink.service import Sink, SinkOptions
 from streams.topics import Topics
 
 
 def sink_options(settings: Settings) -> SinkOptions:
-    """``OM_REDACT`` makes the stored messages as redacted as what the Observer saw."""
+    """``OM_REDACT`` makes the stored messages as redacted as what the Observer saw; ``OM_EMBEDDER``
+    makes the sink embed observation groups for recall search."""
     return SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
                        max_wait_ms=settings.sink_max_wait_ms,
-                       redactor=redactor_for(settings) if settings.redact else None)
+                       redactor=redactor_for(settings) if settings.redact else None,
+                       indexer=GroupIndexer(get_embedder(settings.embedder)) if settings.embedder else None)
 
 
 def sink_from_settings(settings: Settings) -> Sink:

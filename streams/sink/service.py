@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import CommitFailedError
 from aiokafka.structs import ConsumerRecord, TopicPartition
@@ -33,6 +34,7 @@ from clickhouse_connect.driver.client import Client
 
 from processors.redaction import Redactor
 from schemas.base import SchemaError
+from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
@@ -50,6 +52,7 @@ class SinkOptions:
     retry_max_s: float = 10.0
     consumer: dict[str, Any] = field(default_factory=dict)
     redactor: Redactor | None = None  # stored messages redacted like the Observer's input (OM_REDACT)
+    indexer: Callable[[Client, list[RecordSnapshot]], int] | None = None  # recall search (OM_EMBEDDER)
 
 
 @dataclass
@@ -154,6 +157,8 @@ class Sink:
             except (SchemaError, ValueError, TypeError) as error:
                 await self._dead_letter(record, error, "decode" if _unparsable(error) else "validate")
         await self._write(converted)
+        if self.options.indexer is not None:
+            await self._index([r for r in batch if r.topic == self.topics.records])
         await self._commit(batch)
         self.stats.batches += 1
 
@@ -172,6 +177,16 @@ class Sink:
                                                                    "retry_in_s": delay})
                 await self._paused_wait(delay)
                 delay = min(delay * 2, self.options.retry_max_s)
+
+    async def _index(self, records: list[ConsumerRecord]) -> None:
+        """Embed new observation groups; a failure is logged, never blocks materialisation."""
+        snapshots = [d for d in (_snapshot(r.value) for r in records) if d is not None]
+        if not snapshots:
+            return
+        try:
+            await asyncio.to_thread(self.options.indexer, self.client, snapshots)  # type: ignore[arg-type]
+        except Exception as error:  # noqa: BLE001 - search is best effort; tables stay correct
+            log.warning("sink.index.failed", extra={"error": type(error).__name__})
 
     async def _write_one_by_one(self, converted: list[tuple[ConsumerRecord, Rows]]) -> None:
         """ClickHouse is up but refused the batch: find the records it refuses, dead-letter them."""
@@ -227,6 +242,15 @@ class Sink:
         self.stats.dead_letters += 1
         log.warning("sink.dead_letter", extra={"topic": record.topic, "partition": record.partition,
                                                "offset": record.offset, "stage": stage, "field": letter.field})
+
+
+def _snapshot(value: bytes | None) -> RecordSnapshot | None:
+    if not value or b'"record-snapshot"' not in value:
+        return None
+    try:
+        return RecordSnapshot.from_obj(orjson.loads(value))
+    except (SchemaError, ValueError):
+        return None
 
 
 def _key(record: ConsumerRecord) -> str:

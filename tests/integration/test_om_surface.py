@@ -34,7 +34,7 @@ TOKEN = "hooks-test-token"
 RESOURCE = "r-hooks"
 GUIDANCE = "Prefer the newest thread when two answers disagree."
 CONFIG = {"observation": {"messageTokens": 300, "bufferTokens": False},
-          "retrieval": {"instructions": GUIDANCE}}
+          "retrieval": {"instructions": GUIDANCE, "vector": True, "embedder": "hashing"}}
 HOOKS = {"before_observation": ["tests.hook_fixtures:drop_or_fail"]}
 DEADLINE_S = 45.0
 FILLER = ("We compared the train timetable with the ferry schedule, weighed the budget for the hotel, and agreed "
@@ -86,6 +86,7 @@ class TopicTap:
 def worker(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
     process = WorkerProcess(kafka_bootstrap, f"h{uuid.uuid4().hex[:8]}", CONFIG, tmp_path_factory.mktemp("hooks"),
                             extra_env={"OM_REDACT": "true", "OM_HOOKS": orjson.dumps(HOOKS).decode(),
+                                       "OM_EMBEDDER": "hashing",
                                        "OM_READER_TOKENS": orjson.dumps({TOKEN: [RESOURCE]}).decode()})
     handle = process.start()
     wait_http(f"http://127.0.0.1:{handle.env['OM_READER_PORT']}/healthz", handle.proc, handle.log)  # after migrations
@@ -216,3 +217,21 @@ async def test_a_deleted_thread_leaves_the_tables_and_the_reader(
             await asyncio.sleep(0.05)
     recalled = await read("POST", f"{base}/v1/recall", {"threadId": thread, "limit": 20})
     assert messages[0].id not in recalled and "deleted later on" not in recalled
+
+
+async def test_recall_search_finds_the_group_observed_from_a_conversation(
+        worker: WorkerProcess, kafka_bootstrap: str, tap: TopicTap) -> None:
+    thread = f"search-{uuid.uuid4().hex[:6]}"
+    messages = conversation(thread, 6, "The violin recital moved to the conservatory hall.")
+    await send(worker, kafka_bootstrap, messages)
+    await tap.until(f"thread:{thread}", "observation-end")
+    deadline = time.monotonic() + DEADLINE_S
+    while True:  # the sink embeds the new group right after the record snapshot lands
+        answer = orjson.loads(await read("POST", f"{reader_url(worker)}/v1/recall",
+                                         {"mode": "search", "query": "violin recital conservatory hall"}))
+        if answer.get("count"):
+            break
+        assert time.monotonic() < deadline, f"search found nothing: {answer}"
+        await asyncio.sleep(0.2)
+    text = orjson.dumps(answer).decode()
+    assert f"{messages[0].id}" in text and thread in text, "the hit names the thread and its message range"

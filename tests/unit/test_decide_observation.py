@@ -254,3 +254,31 @@ def test_s27_stale_boundary_resets_and_buffering_resumes() -> None:
     d.feed(message("late", T0 + 200 * MINUTE))
     assert d.state.record.last_buffered_at_tokens == d.state.pending_tokens()
     assert [j.mode for j in d.jobs] == ["buffer"]
+
+
+def test_observed_ids_are_kept_only_within_the_late_tolerance() -> None:
+    from processors.state import LATE_TOLERANCE_MS
+
+    d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False}}))
+    d.talk(8, step=LATE_TOLERANCE_MS // 4)
+    assert d.state.record.last_observed_at is not None
+    horizon = d.state.record.last_observed_at - LATE_TOLERANCE_MS
+    assert d.state.observed and all(at > horizon for at in d.state.observed.values())
+    d.feed(message("m0", T0))  # observed long ago: forgotten by id, still refused by age
+    assert "m0" not in [m.id for m in d.state.window]
+    assert d.state.counters.late_messages_dropped == 1
+
+
+def test_retrieval_wraps_each_cycle_in_an_observation_group_with_its_range() -> None:
+    from processors.context import build_context
+    from processors.recall.groups import parse_observation_groups
+
+    d = Driver(OMConfig.model_validate({"retrieval": True, "observation": {"message_tokens": 3000}}))
+    d.talk(60)
+    groups = parse_observation_groups(d.state.record.active_observations)
+    activated = [e for e in d.events("activation")]
+    assert len(groups) == len(activated) and groups[0].range == activated[0].range
+    context = build_context(d.state.record.active_observations, [], T0 + 100 * MINUTE,
+                            retrieval_instructions="Use recall for exact wording.")
+    assert any(block.startswith(f"## Group `{groups[0].id}`") for block in context.system)
+    assert not any("<observation-group" in block for block in context.system)
