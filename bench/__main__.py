@@ -1,0 +1,136 @@
+"""``python -m bench`` (``make bench``): run every benchmark, print the figures, write RESULTS.md.
+
+Sizes are options so a slower or faster machine can scale them; the defaults keep a full run
+around ten minutes on two cores. The pipeline benchmarks need the local broker, which is started
+here the way ``om services up`` starts it if it is not already running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import shlex
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from bench import (agent_waiting, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
+                   reader_latency, reader_status, replay, waste)
+from bench.worker import BOOTSTRAP
+from streams.services import commands
+from streams.services.kafka_health import is_healthy
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+
+
+def _reader(args: argparse.Namespace) -> None:
+    dsn = f"chdb://{tempfile.mkdtemp(prefix='om-bench-')}"
+    asyncio.run(reader_latency.main(dsn, args.reader_repeat))
+    asyncio.run(reader_status.main(dsn, args.status_threads, args.reader_repeat))
+
+
+SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
+    "core": ("1a. Processor throughput: the core vs the tokenizer bound",
+             lambda a: core_throughput.main(a.core_threads, a.core_per_thread)),
+    "pipeline": ("1b. Processor throughput: the real Faust worker vs the core",
+                 lambda a: asyncio.run(pipeline_throughput.main(a.pipeline_threads, a.pipeline_per_thread))),
+    "latency": ("2. End-to-end latency at a fixed offered load",
+                lambda a: asyncio.run(e2e_latency.main(a.rate, a.seconds, a.latency_threads))),
+    "waiting": ("3. Agent waiting with a slow model",
+                lambda a: agent_waiting.main(a.waiting_messages, a.model_latency_ms, a.gaps)),
+    "reader": ("4. Reader: context() and status() latency", _reader),
+    "replay": ("5. Replay throughput", lambda a: asyncio.run(replay.main(a.replay_messages))),
+    "memory": ("6. Memory per key state", lambda a: memory.main(a.keys)),
+    "waste": ("7. Waste: Observer input per conversation token",
+              lambda a: waste.main(a.waste_messages, a.model_latency_ms, a.waste_gap)),
+}
+NEEDS_BROKER = {"pipeline", "latency", "replay"}
+
+
+class _Tee(io.StringIO):
+    """Keeps what a benchmark prints for the report while it still reaches the terminal."""
+
+    def write(self, text: str) -> int:
+        sys.__stdout__.write(text)
+        sys.__stdout__.flush()
+        return super().write(text)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(SECTIONS))
+    p.add_argument("--output", type=Path, default=RESULTS, help="where the markdown report goes")
+    p.add_argument("--core-threads", type=int, default=10)
+    p.add_argument("--core-per-thread", type=int, default=2_000)
+    p.add_argument("--pipeline-threads", type=int, default=20)
+    p.add_argument("--pipeline-per-thread", type=int, default=250)
+    p.add_argument("--rate", type=float, default=20.0, help="offered load, messages/s")
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--latency-threads", type=int, default=10)
+    p.add_argument("--waiting-messages", type=int, default=5_000)
+    p.add_argument("--model-latency-ms", type=int, default=2_000, help="slow model, in event time")
+    p.add_argument("--gaps", type=lambda s: [float(g) for g in s.split(",")], default=[0.2, 1, 2, 10],
+                   help="seconds between messages, comma-separated")
+    p.add_argument("--reader-repeat", type=int, default=200)
+    p.add_argument("--status-threads", type=int, default=1_000)
+    p.add_argument("--replay-messages", type=int, default=20_000)
+    p.add_argument("--keys", type=int, default=100_000)
+    p.add_argument("--waste-messages", type=int, default=2_000)
+    p.add_argument("--waste-gap", type=float, default=2.0, help="seconds between messages")
+    return p.parse_args(argv)
+
+
+def run(name: str, args: argparse.Namespace) -> tuple[str, bool]:
+    """The section's printed figures (or its failure), and whether it succeeded."""
+    title, bench = SECTIONS[name]
+    print(f"\n## {title}\n", flush=True)
+    out = _Tee()
+    start = time.monotonic()
+    with contextlib.redirect_stdout(out):
+        try:
+            bench(args)
+            ok = True
+        except Exception:
+            print(f"FAILED:\n{traceback.format_exc()}")
+            ok = False
+    print(f"({time.monotonic() - start:.0f} s)", flush=True)
+    return f"## {title}\n\n```\n{out.getvalue().rstrip()}\n```\n", ok
+
+
+def report(args: argparse.Namespace, argv: list[str], sections: list[str], seconds: float) -> str:
+    command = " ".join(["python -m bench", *map(shlex.quote, argv)])
+    return "\n".join([
+        "# Benchmark results",
+        "",
+        "Figures from one run of `make bench`; every figure is printed next to a baseline measured in",
+        "the same run, and the ratio is what compares across machines. Benchmarks are not tests.",
+        "",
+        *(f"* {line}" for line in machine.description()),
+        f"* command: `{command}` ({seconds / 60:.1f} min)",
+        "",
+        "To reproduce: `make bench` (installs, starts the local broker if needed, runs everything and",
+        "rewrites this file), or `.venv/bin/python -m bench --only <section …> [sizes]`;",
+        "`.venv/bin/python -m bench --help` lists the sizes and their defaults.",
+        "",
+        *sections,
+    ])
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    if NEEDS_BROKER & set(args.only) and not is_healthy(BOOTSTRAP):
+        commands.up()
+    start = time.monotonic()
+    results = [run(name, args) for name in args.only]
+    args.output.write_text(report(args, argv, [text for text, _ in results], time.monotonic() - start))
+    print(f"\nwrote {args.output}")
+    return 0 if all(ok for _, ok in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

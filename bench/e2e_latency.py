@@ -1,0 +1,67 @@
+"""End-to-end latency at a fixed offered load: produce a message → its status event is visible.
+
+Messages are sent at ``rate`` per second (paced, not in a burst) to a real worker; a message's
+latency ends when a read_committed consumer sees the status event whose ``applied_through`` is that
+message. The baseline is the broker alone at the same pace: a record's produce → consume round
+trip on a plain topic, so the ratio is what the processor and its transactions add.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from aiokafka import AIOKafkaProducer
+
+from bench.corpus import messages
+from bench.stats import percentile, summary
+from bench.worker import BOOTSTRAP, Arrivals, keyed, running_worker
+from streams.services.kafka_topics import create_topics
+
+PINGS = 200  # enough for a p99 of the broker alone, at the same pace
+
+
+async def paced(topic: str, items: list[tuple[str, bytes]], names: list[str], rate: float) -> dict[str, float]:
+    """Send ``items`` at ``rate``/s; returns when each (by name) was handed to the producer."""
+    producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, enable_idempotence=True, linger_ms=0)
+    await producer.start()
+    sent: dict[str, float] = {}
+    try:
+        start = time.perf_counter()
+        for i, ((key, value), name) in enumerate(zip(items, names)):
+            await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
+            sent[name] = time.perf_counter()
+            await producer.send(topic, value, key=key.encode())
+        await producer.flush()
+    finally:
+        await producer.stop()
+    return sent
+
+
+async def latencies(topic: str, arrivals: Arrivals, items: list[tuple[str, bytes]], names: list[str],
+                    rate: float) -> list[float]:
+    sent = await paced(topic, items, names, rate)
+    await arrivals.wait_all(names, deadline_s=120)
+    return [(arrivals.at[n] - sent[n]) * 1000 for n in names]
+
+
+async def broker_round_trips(prefix: str, count: int, rate: float) -> list[float]:
+    topic = f"{prefix}.bench-ping"
+    await create_topics(BOOTSTRAP, [topic])
+    names = [f"ping-{i}" for i in range(count)]
+    async with Arrivals(BOOTSTRAP, topic, ident=bytes.decode) as pings:
+        await asyncio.sleep(0.5)  # let the first pings not pay for the consumer's first metadata fetch
+        return await latencies(topic, pings, [("ping", n.encode()) for n in names], names, rate)
+
+
+async def main(rate: float, seconds: float, threads: int) -> None:
+    count = int(rate * seconds)
+    batch = list(messages(threads, -(-count // threads), salt="latency"))[:count]
+    async with running_worker({}) as (topics, arrivals):
+        baseline = await broker_round_trips(topics.messages.split(".")[0], min(count, PINGS), rate)
+        measured = await latencies(topics.messages, arrivals, keyed(batch), [m.id for m in batch], rate)
+    print(f"{count} messages at {rate:g}/s over {threads} threads ({seconds:g} s), default config, deterministic model")
+    print(f"baseline: broker produce → consume     {summary(baseline)}")
+    print(f"worker: produce → status visible       {summary(measured)}")
+    print("ratio worker/broker                    " + "  ".join(
+        f"p{q} {percentile(measured, q) / percentile(baseline, q):8.1f}x" for q in (50, 95, 99)))

@@ -1,0 +1,92 @@
+"""A real worker (``om run``, all roles, embedded chDB) for the pipeline benchmarks, and a clock on its output.
+
+The worker is the one the integration tests drive (:class:`tests.integration.pipeline.WorkerProcess`),
+on fresh topics, so the figures are about the shipped runtime. :class:`Arrivals` notes when each
+message's ``status`` event (``applied_through`` = that message) becomes visible to a read_committed
+consumer — the moment an app could see the processor has folded it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from processors.lookup import lookup_key
+from schemas.lifecycle import decode_event
+from schemas.messages import ChatMessage
+from streams.settings import get_settings
+from streams.topics import Topics
+from tests.integration.pipeline import EventLog, WorkerProcess, produce
+
+BOOTSTRAP = get_settings().kafka_bootstrap  # OM_KAFKA_BOOTSTRAP, the local broker by default
+
+
+def folded_message(value: bytes) -> str | None:
+    event = decode_event(value)
+    if event.type == "status" and event.applied_through is not None:
+        return event.applied_through.message_id
+    return None
+
+
+def keyed(batch: Iterable[ChatMessage]) -> list[tuple[str, bytes]]:
+    """Messages as Kafka records, keyed by their (thread-scope) lookup key."""
+    return [(lookup_key("thread", m.thread_id, m.resource_id), m.to_bytes()) for m in batch]
+
+
+class Arrivals(EventLog):
+    """A topic reduced to: record id → when it first became visible (``time.perf_counter``).
+
+    ``ident`` names a record (None = not one we time); by default a ``status`` event is named by
+    its ``applied_through`` message, so a message "arrives" once the processor has folded it.
+    """
+
+    def __init__(self, bootstrap: str, topic: str, ident: Callable[[bytes], str | None] | None = None) -> None:
+        super().__init__(bootstrap, topic)
+        self.ident = ident or folded_message
+        self.at: dict[str, float] = {}
+
+    async def _pump(self) -> None:
+        while True:
+            for records in (await self._consumer.getmany(timeout_ms=50)).values():
+                now = time.perf_counter()
+                for record in records:
+                    if (name := self.ident(record.value)) is not None:
+                        self.at.setdefault(name, now)
+
+    async def wait_all(self, ids: Iterable[str], deadline_s: float = 300.0) -> float:
+        """Wait until every id has arrived; returns the latest arrival time."""
+        wanted = list(ids)
+        deadline = time.monotonic() + deadline_s
+        while missing := [i for i in wanted if i not in self.at]:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(missing)} of {len(wanted)} status events missing after {deadline_s:.0f} s")
+            await asyncio.sleep(0.02)
+        return max(self.at[i] for i in wanted)
+
+
+@asynccontextmanager
+async def running_worker(config: dict[str, Any]) -> AsyncIterator[tuple[Topics, Arrivals]]:
+    """Start a worker (deterministic model) on fresh topics; once it has folded a first message, yield
+    its topics and the clock on its events topic."""
+    workdir = Path(tempfile.mkdtemp(prefix="om-bench-worker-"))
+    process = WorkerProcess(BOOTSTRAP, f"bench-{uuid.uuid4().hex[:8]}", config, workdir,
+                            extra_env={"OM_LLM_CONCURRENCY": "4"})  # the default, not the tests' 1
+    try:
+        await asyncio.to_thread(process.start)
+        topics = Topics.for_prefix(process.prefix)
+        async with Arrivals(BOOTSTRAP, topics.events) as arrivals:
+            warm = ChatMessage(id="warm-up", thread_id="warm-up", resource_id="warm-up", role="user",
+                               created_at=1, parts=[{"type": "text", "text": "hello"}])
+            await produce(BOOTSTRAP, topics.messages, keyed([warm]))
+            await arrivals.wait_all(["warm-up"], deadline_s=120)
+            yield topics, arrivals
+    finally:
+        process.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
