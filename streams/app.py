@@ -58,10 +58,12 @@ def broker_urls(bootstrap: str) -> list[str]:
 def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: Any = None) -> faust.App:
     state_codec.register()
     topics = Topics.for_prefix(settings.topic_prefix)
+    (settings.data_dir / "faust").mkdir(parents=True, exist_ok=True)
     app = faust.App(
         f"{settings.topic_prefix}-{'worker' if role == 'all' else role}",
         broker=broker_urls(settings.kafka_bootstrap),
         store="memory://",
+        datadir=str(settings.data_dir / "faust"),  # Faust's default is ./<app id>-data, in the cwd
         processing_guarantee="exactly_once",
         topic_partitions=settings.partitions,
         topic_replication_factor=settings.replication,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any, TextIO
 
 import orjson
@@ -42,7 +43,9 @@ def read_events(path: Path) -> list[Any]:
     return events
 
 
-def model_responder(config: OMConfig) -> Responder:
+@contextmanager
+def model_responder(config: OMConfig) -> Iterator[Responder]:
+    """Answers through the workers' job runner on a private event loop, closed afterwards."""
     from streams.llm.client import LiteLLMClient
     from streams.llm.jobs import run_job
 
@@ -53,7 +56,11 @@ def model_responder(config: OMConfig) -> Responder:
         result = loop.run_until_complete(run_job(job, config, llm, counter))
         return result.model_copy(update=_event_times(job))  # wall-clock times would break repeatability
 
-    return respond
+    try:
+        yield respond
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 def _event_times(job: ObserveJob | ReflectJob) -> dict[str, int]:
@@ -105,8 +112,8 @@ def simulate_command(
     """Run the decision core over a conversation and print the timeline as JSONL."""
     settings = get_settings().model_copy(update={"config_file": config, **({"model": model} if model else {})})
     om_config = load_config(settings)
-    responder = cassette_responder(cassette) if cassette else model_responder(om_config)
-    with open(record, "w") if record else nullcontext() as recorded:
+    answering = nullcontext(cassette_responder(cassette)) if cassette else model_responder(om_config)
+    with answering as responder, open(record, "w") if record else nullcontext() as recorded:
         answer = recording(responder, recorded) if recorded else responder
         for entry in simulate(read_events(conversation), om_config, answer, latency_ms):
             sys.stdout.write(entry.to_json().decode() + "\n")
