@@ -228,10 +228,11 @@ async def test_recall_search_finds_the_group_observed_from_a_conversation(
     deadline = time.monotonic() + DEADLINE_S
     while True:  # the sink embeds the new group right after the record snapshot lands
         answer = orjson.loads(await read("POST", f"{reader_url(worker)}/v1/recall",
-                                         {"mode": "search", "query": "violin recital conservatory hall"}))
-        if answer.get("count"):
+                                         {"mode": "search", "query": "violin recital conservatory hall",
+                                          "limit": 20}))
+        text = orjson.dumps(answer).decode()
+        if thread in text:
             break
-        assert time.monotonic() < deadline, f"search found nothing: {answer}"
+        assert time.monotonic() < deadline, f"search never found {thread}: {answer}"
         await asyncio.sleep(0.2)
-    text = orjson.dumps(answer).decode()
-    assert f"{messages[0].id}" in text and thread in text, "the hit names the thread and its message range"
+    assert messages[0].id in text, "the hit names the message range it came from"
