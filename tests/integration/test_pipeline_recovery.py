@@ -86,3 +86,33 @@ async def test_a_second_worker_joining_mid_stream_loses_and_duplicates_nothing(
         assert len(workers.handles) == 2
         for key, events in expected.events.items():
             assert log.signatures(key) == events, key
+
+
+async def test_kill_9_during_a_reflection_changes_nothing(workers: WorkerProcess, kafka_bootstrap: str) -> None:
+    workers.model = "om-deterministic/observer?latency_ms=800"  # reflector calls are slow too
+    messages = conversation(threads=1, per_thread=90)
+    config = worker_config(workers)
+    expected = await expected_run(messages, config)
+    events = expected.events["thread:t0"]
+    gates = expected.gates["thread:t0"]
+    starts = [i for i, s in enumerate(events) if s[2] == "reflection" and s[0].endswith("-start")]
+    assert starts, "the conversation must reflect"
+    kill_round = next(n for n, (_, count) in enumerate(gates, 1) if count > starts[0])
+    start_signature = events[starts[0]]
+    caught: list[bool] = []
+    workers.start()
+    topics = Topics.for_prefix(workers.prefix)
+    async with EventLog(kafka_bootstrap, topics.events) as log:
+        async def kill_mid_reflection(round_number: int) -> None:
+            if round_number != kill_round:
+                return
+            await _wait_until(lambda: start_signature in log.signatures("thread:t0"), 60)
+            ended = {s[1] for s in log.signatures("thread:t0") if s[0].endswith(("-end", "activation"))}
+            caught.append(start_signature[1] not in ended)
+            workers.kill()
+            workers.start()
+
+        await gated_conversation(kafka_bootstrap, topics.messages, log, expected, messages, config,
+                                 after_produce=kill_mid_reflection)
+        assert caught == [True], "the worker was killed while the reflection was in flight"
+        assert log.signatures("thread:t0") == events
