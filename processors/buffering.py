@@ -18,7 +18,7 @@ from processors.lifecycle_events import duration, emit, marker_config, message_r
 from processors.safe_prefix import select_safe_buffer_prefix
 from processors.state import InFlight
 from processors.step import Step
-from processors.thread_meta import apply_title, merge_extracted
+from processors.thread_meta import apply_title, take_extracted
 from processors.thresholds import should_trigger_buffer
 from schemas.deltas import ChunkChanged
 from schemas.jobs import ObserveJob, ObserveResult, PendingReflection, PriorMetadata
@@ -63,6 +63,7 @@ def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
             buffered_observations=[c.observations for c in step.state.record.buffered_chunks],
             pending_reflection=pending_reflection(step),
             prior_metadata=PriorMetadata(),
+            working_memory=step.state.record.working_memory,
             continuation_hints=False,
             timezone=step.config.timezone,
         )
@@ -114,8 +115,8 @@ def apply_buffer_result(step: Step, flight: InFlight, result: ObserveResult) -> 
         last_buffered_at_time=chunk.last_observed_at,
     )
     thread_id = record.thread_id
+    take_extracted(step, thread_id, result.extracted_values)
     if thread_id is not None:
-        merge_extracted(step, thread_id, result.extracted_values)
         apply_title(step, thread_id, result.thread_title, flight.cycle_id)
     step.deltas.append(ChunkChanged(**delta, status="buffered"))
     emit(step, BufferingEnd, cycle_id=flight.cycle_id, operation_type="observation",

@@ -81,6 +81,7 @@ class ObservationConfig(_RoleSection):
     previous_observer_tokens: Count | Literal[False] = 2000
     thread_title: bool = False
     manage_working_memory: bool = False
+    working_memory_template: str | None = None  # Markdown; processors/working_memory.py has the default
     observe_attachments: Literal["auto"] | bool | list[str] = ["image/*", "application/pdf"]
 
     @field_validator("previous_observer_tokens", mode="before")

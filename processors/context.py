@@ -70,12 +70,15 @@ def build_context(
     extracted_slugs: Sequence[str] = (),
     retrieval_instructions: str | None = None,
     timezone: str = "UTC",
+    working_memory: str | None = None,
 ) -> AgentContext:
-    """Assemble the context; ``extracted_slugs`` names custom extractors whose values are shown."""
+    """Assemble the context; ``extracted_slugs`` names custom extractors whose values are shown;
+    ``working_memory`` is the Observer-managed state block, delivered after everything else."""
     messages = sorted(unobserved, key=lambda m: m.created_at)
+    state = [f"<working-memory>\n{working_memory}\n</working-memory>"] if working_memory else []
     if not active_observations.strip():
         system = [retrieval_instructions] if retrieval_instructions else []
-        return AgentContext(system=system, messages=messages)
+        return AgentContext(system=system + state, messages=messages)
     preamble = OBSERVATIONS_PREAMBLE
     if retrieval_instructions:
         preamble = f"{preamble}\n\n{retrieval_instructions}"
@@ -85,6 +88,7 @@ def build_context(
     system = [preamble, OBSERVATIONS_OPEN, *split_observations(text)]
     if meta is not None:
         system.extend(_metadata_blocks(meta, continuation_hints, extracted_slugs))
+    system.extend(state)  # last: a new working memory never changes the cached observation prefix
     continuation = ChatMessage(
         id=CONTINUATION_ID,
         thread_id=messages[0].thread_id if messages else "om",

@@ -20,7 +20,7 @@ from processors.observation_groups import range_of, wrap_group
 from processors.lifecycle_events import duration, emit, marker_config, message_range
 from processors.state import InFlight
 from processors.step import Step
-from processors.thread_meta import apply_title, merge_extracted, meta, set_hints
+from processors.thread_meta import apply_title, meta, set_hints, take_extracted
 from schemas.deltas import MessagesObserved
 from schemas.jobs import ObserveJob, ObserveResult, PriorMetadata
 from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStart
@@ -52,6 +52,7 @@ def start_observation(step: Step, messages: list[ChatMessage]) -> None:
             prior_observations=record.active_observations,
             pending_reflection=pending_reflection(step),
             prior_metadata=prior,
+            working_memory=record.working_memory,
             continuation_hints=True,
             timezone=step.config.timezone,
         )
@@ -95,10 +96,10 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
     )
     removed = step.remove_from_window(ids)
     thread_id = record.thread_id
+    take_extracted(step, thread_id, result.extracted_values)
     if thread_id is not None:
         set_hints(step, thread_id, current_task=result.current_task,
                   suggested_response=result.suggested_response)
-        merge_extracted(step, thread_id, result.extracted_values)
         apply_title(step, thread_id, result.thread_title, flight.cycle_id)
     covered_range = message_range(removed)
     step.deltas.append(

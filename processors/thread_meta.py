@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from processors.step import Step
+from processors.working_memory import split_working_memory
 from schemas.lifecycle import ThreadUpdate
 from schemas.record import ThreadMeta
 
@@ -49,3 +50,14 @@ def apply_title(step: Step, thread_id: str, title: str | None, cycle_id: str) ->
                      record_id=record.id, at=step.now, cycle_id=cycle_id,
                      old_title=current.thread_title, new_title=candidate, timestamp=step.now)
     )
+
+
+def take_extracted(step: Step, thread_id: str | None, values: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Store a new working-memory block on the record; merge the other values into the thread's meta."""
+    working_memory, rest = split_working_memory(values)
+    record = step.state.record
+    if working_memory is not None and working_memory != record.working_memory:
+        step.update_record(working_memory=working_memory, working_memory_version=record.working_memory_version + 1)
+    if thread_id is not None:
+        merge_extracted(step, thread_id, rest)
+    return rest

@@ -61,6 +61,7 @@ class ObserveJob(JobHeader):
     prior_metadata: PriorMetadata = Field(default_factory=PriorMetadata)
     continuation_hints: bool = True
     timezone: str = "UTC"
+    working_memory: str | None = Field(default=None, description="current block, when the Observer manages it")
 
 
 class ReflectJob(JobHeader):

@@ -75,6 +75,8 @@ class OMRecord(VersionedModel):
     last_buffered_at_tokens: int = 0
     last_buffered_at_time: int | None = None
     observed_timezone: str = "UTC"
+    working_memory: str | None = Field(default=None, description="the Observer-managed working memory block")
+    working_memory_version: int = 0
     config_overrides: dict[str, Any] = Field(default_factory=dict)
     created_at: int = 0
     updated_at: int = 0

@@ -85,11 +85,11 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     def topic(name: str) -> faust.TopicT:
         return app.topic(name, key_serializer="raw", value_serializer="raw", partitions=settings.partitions)
 
-    out = {name: topic(name) for name in topics.all()}
+    out = {name: topic(name) for name in topics.all()}  # declared so Faust creates them alike
     fence = asyncio.Lock()
     _install_commit_fence(app, settings, fence)
     if role in ("all", "processor"):
-        _install_processor(app, settings, config, topics, out, fence)
+        _install_processor(app, settings, config, topics, fence)
         if embedded.is_embedded(settings):
             embedded.install(app, settings, config)
     if role in ("all", "llm"):
@@ -107,7 +107,7 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
 
 
 def _install_processor(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
-                       out: dict[str, faust.TopicT], fence: asyncio.Lock) -> None:
+                       fence: asyncio.Lock) -> None:
     inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
                        partitions=settings.partitions)
     changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
@@ -128,6 +128,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
         for key in [k for k, p in owners.items() if p not in kept]:
             owners.pop(key, None)
             table.data.pop(key, None)
+
     folder = BatchFolder(config, topics)
 
     @app.agent(inputs, name="om-processor")

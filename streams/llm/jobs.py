@@ -19,6 +19,7 @@ from processors.observer.types import ObserverMode, ObserverRequest, ObserverSet
 from processors.reflector.runner import run_reflector
 from processors.reflector.types import ReflectorMode, ReflectorRequest, ReflectorSettings
 from processors.tokens import TokenCounter
+from processors.working_memory import working_memory_extractor
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from streams.hooks.transform import NO_HOOKS, HookFailed, TransformHooks
 
@@ -57,6 +58,9 @@ async def run_observe_job(job: ObserveJob, config: OMConfig, llm: ModelClient,
     settings = observer_settings(config)
     if not job.continuation_hints:
         settings = settings.model_copy(update={"current_task": False, "suggested_response": False})
+    if config.observation.manage_working_memory:
+        extractor = working_memory_extractor(config.observation.working_memory_template, job.working_memory)
+        settings = settings.model_copy(update={"extractors": [*settings.extractors, extractor]})
     request = ObserverRequest(
         mode=_observer_mode(job),
         messages=job.messages if job.scope == "thread" else [],

@@ -124,6 +124,8 @@ class Reader:
             continuation_hints=bool(observation.continuation_hints),
             extracted_slugs=[spec.slug for spec in observation.extract if spec.include_previous_extraction],
             retrieval_instructions=self._recall_guidance(),
+            working_memory=(queries.working_memory(self.client, resource_id, view.key)
+                            if observation.manage_working_memory else None),
             timezone=head.timezone if head is not None else self.config.timezone,
         )
 

@@ -108,6 +108,18 @@ def unobserved_messages(client: Client, resource_id: str, thread_id: str, key: s
     return [_message(thread_id, row) for row in rows]
 
 
+_WORKING_MEMORY = """
+SELECT content FROM om_working_memory FINAL
+WHERE resource_id = {resource:String} AND lookup_key = {key:String}
+ORDER BY wm_version DESC LIMIT 1
+"""
+
+
+def working_memory(client: Client, resource_id: str, key: str) -> str | None:
+    rows = client.query(_WORKING_MEMORY, parameters={"resource": resource_id, "key": key}).result_rows
+    return rows[0][0] if rows else None
+
+
 def latest_status(client: Client, resource_id: str, key: str) -> StatusEvent | None:
     rows = client.query(_LATEST_STATUS, parameters={"resource": resource_id, "key": key}).result_rows
     if not rows:

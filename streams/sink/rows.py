@@ -37,11 +37,12 @@ RECORD_COLUMNS = ("resource_id", "lookup_key", "generation", "record_id", "scope
 EVENT_COLUMNS = ("resource_id", "lookup_key", "thread_id", "type", "cycle_id", "at", "event_id",
                  "applied_message_id", "payload", "offset")
 TOMBSTONE_COLUMNS = ("resource_id", "lookup_key", "thread_id", "deleted_at", "version")
+WORKING_MEMORY_COLUMNS = ("resource_id", "lookup_key", "wm_version", "content", "updated_at", "version")
 
 # Insert order inside one flush: what a reader joins *from* lands last, so a reader that sees a
 # record head also sees the observation rows it implies (see reader/queries.py).
 TABLE_ORDER = ("om_messages", "om_message_observations", "om_observation_chunks", "om_events",
-               "om_deleted_keys", "om_records")
+               "om_deleted_keys", "om_working_memory", "om_records")
 COLUMNS = {
     "om_messages": MESSAGE_COLUMNS,
     "om_message_observations": OBSERVATION_COLUMNS,
@@ -49,6 +50,7 @@ COLUMNS = {
     "om_records": RECORD_COLUMNS,
     "om_events": EVENT_COLUMNS,
     "om_deleted_keys": TOMBSTONE_COLUMNS,
+    "om_working_memory": WORKING_MEMORY_COLUMNS,
 }
 
 
@@ -96,7 +98,12 @@ def event_rows(key: str, value: bytes, offset: int) -> Rows:
 def delta_rows(value: bytes, redactor: Redactor | None = None) -> Rows:
     delta = decode_tagged(value, "kind", _DELTA_TYPES)
     if isinstance(delta, RecordSnapshot):
-        return Rows({"om_records": [_record_row(delta)]})
+        rows = {"om_records": [_record_row(delta)]}
+        record = delta.record
+        if record.working_memory is not None:
+            rows["om_working_memory"] = [[record.resource_id, record.key, record.working_memory_version,
+                                          record.working_memory, delta.at, delta.version]]
+        return Rows(rows)
     if isinstance(delta, MessagesObserved):
         rows = [[delta.key, mid, delta.cycle_id, delta.generation, delta.range, delta.at, delta.version]
                 for mid in delta.message_ids]

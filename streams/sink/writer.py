@@ -37,6 +37,7 @@ _DELETE_BY_KEY = (
     "DELETE FROM om_observation_chunks WHERE lookup_key = {key:String}",
     "DELETE FROM om_events WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND at <= {at:Int64}",
     "DELETE FROM om_records WHERE resource_id = {resource:String} AND lookup_key = {key:String}",
+    "DELETE FROM om_working_memory WHERE resource_id = {resource:String} AND lookup_key = {key:String}",
 )
 
 

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 TOKEN = "hooks-test-token"
 RESOURCE = "r-hooks"
 GUIDANCE = "Prefer the newest thread when two answers disagree."
-CONFIG = {"observation": {"messageTokens": 300, "bufferTokens": False},
+CONFIG = {"observation": {"messageTokens": 300, "bufferTokens": False, "manageWorkingMemory": True},
           "retrieval": {"instructions": GUIDANCE, "vector": True, "embedder": "hashing"}}
 HOOKS = {"before_observation": ["tests.hook_fixtures:drop_or_fail"]}
 DEADLINE_S = 45.0
@@ -236,3 +236,20 @@ async def test_recall_search_finds_the_group_observed_from_a_conversation(
         assert time.monotonic() < deadline, f"search never found {thread}: {answer}"
         await asyncio.sleep(0.2)
     assert messages[0].id in text, "the hit names the message range it came from"
+
+
+async def test_the_observer_managed_working_memory_reaches_the_context_as_its_own_block(
+        worker: WorkerProcess, kafka_bootstrap: str, tap: TopicTap) -> None:
+    thread = f"wm-{uuid.uuid4().hex[:6]}"
+    messages = conversation(thread, 6, "My name is Ana and I live in Porto.")
+    await send(worker, kafka_bootstrap, messages)
+    await tap.until(f"thread:{thread}", "observation-end")
+    deadline = time.monotonic() + DEADLINE_S
+    while True:  # the record snapshot carrying the block lands in ClickHouse shortly after the event
+        context = orjson.loads(await read("GET", f"{reader_url(worker)}/v1/threads/{thread}/context?"
+                                                 f"wait_for_message_id={messages[-1].id}&timeout=20"))
+        if context["system"] and context["system"][-1].startswith("<working-memory>"):
+            break
+        assert time.monotonic() < deadline, f"no working-memory block: {context['system'][-1:]}"
+        await asyncio.sleep(0.2)
+    assert any("<observations>" == block for block in context["system"][:-1]), "it comes after the observations"

@@ -282,3 +282,24 @@ def test_retrieval_wraps_each_cycle_in_an_observation_group_with_its_range() -> 
                             retrieval_instructions="Use recall for exact wording.")
     assert any(block.startswith(f"## Group `{groups[0].id}`") for block in context.system)
     assert not any("<observation-group" in block for block in context.system)
+
+
+def test_working_memory_from_the_observer_is_kept_on_the_record_and_sent_back() -> None:
+    from processors.context import build_context
+    from tests.unit.echo_model import respond
+
+    d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False,
+                                                        "manage_working_memory": True}}))
+    d.talk(8, answer=False)
+    job = d.jobs.pop()
+    assert job.working_memory is None
+    block = "# Working memory\n- **Name**: Maya"
+    d.feed(respond(job).model_copy(update={"extracted_values": {"working-memory": block, "mood": "calm"}}))
+    assert d.state.record.working_memory == block and d.state.record.working_memory_version == 1
+    assert d.state.threads["t1"].extracted == {"mood": "calm"}, "the block is not an ordinary extracted value"
+    d.talk(8, start=T0 + 60 * MINUTE, prefix="n", answer=False)
+    assert d.jobs[-1].working_memory == block
+    context = build_context(d.state.record.active_observations, [], T0, working_memory=block)
+    assert context.system[-1] == f"<working-memory>\n{block}\n</working-memory>"
+    without = build_context(d.state.record.active_observations, [], T0)
+    assert context.system[:-1] == without.system, "the observation prefix is unchanged"
