@@ -253,3 +253,20 @@ async def test_the_observer_managed_working_memory_reaches_the_context_as_its_ow
         assert time.monotonic() < deadline, f"no working-memory block: {context['system'][-1:]}"
         await asyncio.sleep(0.2)
     assert any("<observations>" == block for block in context["system"][:-1]), "it comes after the observations"
+
+
+async def test_a_per_thread_override_through_the_sdk_lowers_that_threads_threshold(
+        worker: WorkerProcess, kafka_bootstrap: str, tap: TopicTap) -> None:
+    from streams.sdk import OMClient
+
+    thread, other = f"override-{uuid.uuid4().hex[:6]}", f"plain-{uuid.uuid4().hex[:6]}"
+    short = [ChatMessage(id=f"{t}-m0", thread_id=t, resource_id=RESOURCE, role="user",
+                         created_at=int(time.time() * 1000), parts=[TextPart(text="Short note about the trip.")])
+             for t in (thread, other)]
+    async with OMClient(worker.settings()) as client:
+        await client.send_many(short)
+        await tap.until(f"thread:{other}", "status", applied=short[1].id)
+        await client.update_record_config(thread, {"observation": {"message_tokens": 10}}, resource_id=RESOURCE)
+    await tap.until(f"thread:{thread}", "observation-end")
+    assert not [e for e in tap.events[f"thread:{other}"] if e.type == "observation-start"], \
+        "the override applies to its own thread only"
