@@ -10,7 +10,7 @@ import typer
 
 from streams.reader.commands import reader_app
 from streams.replay.commands import replay_command
-from streams.sdk.commands import context, recall, send, status
+from streams.sdk.commands import context, override, recall, send, status
 from streams.sdk.events_command import events_app
 from streams.services.commands import services_app
 from streams.simulate_cli import simulate_command
@@ -22,6 +22,7 @@ app.add_typer(reader_app, name="reader")
 app.command()(migrate)
 app.command()(sink)
 app.command()(send)
+app.command()(override)
 app.add_typer(events_app, name="events")
 app.command()(context)
 app.command()(status)

@@ -1,4 +1,4 @@
-"""``om send``, ``om context``, ``om status``, ``om recall``: the SDK from a shell."""
+"""``om send``, ``om override``, ``om context``, ``om status``, ``om recall``: the SDK from a shell."""
 
 from __future__ import annotations
 
@@ -48,6 +48,25 @@ def send(
     sent = run_with_client(lambda client: client.send_many(messages))
     for message in sent:
         console.print(f"[green]✓[/] {message.id} → {message.thread_id}")
+
+
+def override(
+    thread: str = typer.Argument(..., help="thread id"),
+    resource: str = typer.Option(None, "--resource", "-r", help="resource id (Mastra: the user)"),
+    message_tokens: int = typer.Option(None, "--message-tokens", min=1, help="observation threshold for this thread"),
+    observation_tokens: int = typer.Option(None, "--observation-tokens", min=1,
+                                           help="reflection threshold for this thread"),
+) -> None:
+    """Change one thread's thresholds at run time (Mastra's updateRecordConfig)."""
+    config: dict[str, Any] = {}
+    if message_tokens is not None:
+        config["observation"] = {"message_tokens": message_tokens}
+    if observation_tokens is not None:
+        config["reflection"] = {"observation_tokens": observation_tokens}
+    if not config:
+        fail("give --message-tokens and/or --observation-tokens")
+    run_with_client(lambda client: client.update_record_config(thread, config, resource_id=resource))
+    console.print(f"[green]✓[/] override sent for {thread}: {orjson.dumps(config).decode()}")
 
 
 def context(

@@ -62,3 +62,33 @@ async def test_read_only_memory_observes_nothing(kafka_bootstrap: str, tmp_path:
         assert {e.type for e in log.by_key["thread:t0"]} == {"status"}, "no cycle of any kind"
     finally:
         worker.stop()
+
+
+async def test_om_override_lowers_one_threads_threshold_from_the_shell(kafka_bootstrap: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from streams.cli import app
+    from streams.settings import get_settings
+
+    worker = WorkerProcess(kafka_bootstrap, f"o{uuid.uuid4().hex[:8]}",
+                           {"observation": {"messageTokens": 3000, "bufferTokens": False}}, tmp_path)
+    worker.start()
+    try:
+        messages = conversation(threads=1, per_thread=2)
+        async with EventLog(kafka_bootstrap, Topics.for_prefix(worker.prefix).events) as log, \
+                OMClient(worker.settings()) as client:
+            await client.send_many(messages)
+            await wait_for(log, "thread:t0", applied(messages[-1].id))
+            assert log.count("thread:t0", "observation-start") == 0
+            env = {"OM_KAFKA_BOOTSTRAP": kafka_bootstrap, "OM_TOPIC_PREFIX": worker.prefix,
+                   "OM_CONFIG_FILE": str(tmp_path / "om-config.json")}
+            get_settings.cache_clear()
+            try:
+                result = await asyncio.to_thread(
+                    CliRunner().invoke, app, ["override", "t0", "--resource", "r0", "--message-tokens", "10"], env=env)
+            finally:
+                get_settings.cache_clear()
+            assert result.exit_code == 0, result.output
+            await wait_for(log, "thread:t0", lambda events: any(e.type == "observation-end" for e in events))
+    finally:
+        worker.stop()
