@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,16 +25,24 @@ async def wait_for(log: EventLog, key: str, condition, deadline_s: float = 60.0)
         await asyncio.sleep(0.05)
 
 
+@contextmanager
+def running_worker(kafka_bootstrap: str, tmp_path: Path, config: dict) -> Iterator[WorkerProcess]:
+    worker = WorkerProcess(kafka_bootstrap, f"o{uuid.uuid4().hex[:8]}", config, tmp_path)
+    worker.start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
 def applied(message_id: str):
     return lambda events: any(e.type == "status" and e.applied_through and e.applied_through.message_id == message_id
                               for e in events)
 
 
 async def test_buffer_on_idle_buffers_the_turn_when_it_ends(kafka_bootstrap: str, tmp_path: Path) -> None:
-    worker = WorkerProcess(kafka_bootstrap, f"o{uuid.uuid4().hex[:8]}",
-                           {"observation": {"messageTokens": 3000, "bufferOnIdle": True}}, tmp_path)
-    worker.start()
-    try:
+    with running_worker(kafka_bootstrap, tmp_path,
+                        {"observation": {"messageTokens": 3000, "bufferOnIdle": True}}) as worker:
         messages = conversation(threads=1, per_thread=3)
         async with EventLog(kafka_bootstrap, Topics.for_prefix(worker.prefix).events) as log, \
                 OMClient(worker.settings()) as client:
@@ -43,15 +53,11 @@ async def test_buffer_on_idle_buffers_the_turn_when_it_ends(kafka_bootstrap: str
             await wait_for(log, "thread:t0", lambda events: any(e.type == "buffering-end" for e in events))
         end = next(e for e in log.by_key["thread:t0"] if e.type == "buffering-end")
         assert end.message_ids == [m.id for m in messages]
-    finally:
-        worker.stop()
 
 
 async def test_read_only_memory_observes_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
-    worker = WorkerProcess(kafka_bootstrap, f"o{uuid.uuid4().hex[:8]}",
-                           {"readOnly": True, "observation": {"messageTokens": 300, "bufferTokens": False}}, tmp_path)
-    worker.start()
-    try:
+    with running_worker(kafka_bootstrap, tmp_path,
+                        {"readOnly": True, "observation": {"messageTokens": 300, "bufferTokens": False}}) as worker:
         messages = conversation(threads=1, per_thread=12)
         async with EventLog(kafka_bootstrap, Topics.for_prefix(worker.prefix).events) as log, \
                 OMClient(worker.settings()) as client:
@@ -60,8 +66,6 @@ async def test_read_only_memory_observes_nothing(kafka_bootstrap: str, tmp_path:
         status = [e for e in log.by_key["thread:t0"] if e.type == "status"][-1]
         assert status.windows.active.messages.tokens > status.windows.active.messages.threshold
         assert {e.type for e in log.by_key["thread:t0"]} == {"status"}, "no cycle of any kind"
-    finally:
-        worker.stop()
 
 
 async def test_om_override_lowers_one_threads_threshold_from_the_shell(kafka_bootstrap: str, tmp_path: Path) -> None:
@@ -70,10 +74,8 @@ async def test_om_override_lowers_one_threads_threshold_from_the_shell(kafka_boo
     from streams.cli import app
     from streams.settings import get_settings
 
-    worker = WorkerProcess(kafka_bootstrap, f"o{uuid.uuid4().hex[:8]}",
-                           {"observation": {"messageTokens": 3000, "bufferTokens": False}}, tmp_path)
-    worker.start()
-    try:
+    with running_worker(kafka_bootstrap, tmp_path,
+                        {"observation": {"messageTokens": 3000, "bufferTokens": False}}) as worker:
         messages = conversation(threads=1, per_thread=2)
         async with EventLog(kafka_bootstrap, Topics.for_prefix(worker.prefix).events) as log, \
                 OMClient(worker.settings()) as client:
@@ -90,5 +92,3 @@ async def test_om_override_lowers_one_threads_threshold_from_the_shell(kafka_boo
                 get_settings.cache_clear()
             assert result.exit_code == 0, result.output
             await wait_for(log, "thread:t0", lambda events: any(e.type == "observation-end" for e in events))
-    finally:
-        worker.stop()
