@@ -5,13 +5,17 @@ is :class:`ThreadNotFound` — the same answer either way, so a caller cannot pr
 tenants' ids. The context is assembled by the pure core (:func:`processors.context.build_context`)
 from the head record, its thread metadata and the unobserved messages, so the reader and the
 processor cannot disagree about layout.
+
+Concurrent calls on one reader are coalesced (:mod:`streams.reader.coalesce`): the calls waiting
+on the same question are answered by one query per table, so an agent host serving many
+conversations from one process is not held up by per-query cost on a serialised engine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -23,8 +27,10 @@ from processors.recall.instructions import recall_instructions
 from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder
 from streams.reader import queries
+from streams.reader.coalesce import Coalescer
+from streams.reader.queries import AwaitedMessage, WindowRequest
 from streams.reader.recall import recall
-from streams.reader.queries import Head
+from streams.reader.resolve import ThreadView, resolve_many
 
 DEFAULT_WAIT_S = 5.0
 
@@ -37,16 +43,6 @@ class NotCaughtUp(TimeoutError):
     """The pipeline had not materialised the awaited message before the deadline."""
 
 
-@dataclass(frozen=True)
-class ThreadView:
-    """A thread resolved for a resource: its key and head record (None before the first snapshot)."""
-
-    thread_id: str
-    resource_id: str
-    key: str
-    head: Head | None
-
-
 class Reader:
     def __init__(self, client: Client, config: OMConfig | None = None, *, poll_interval_s: float = 0.01,
                  embedder: Embedder | None = None) -> None:
@@ -54,6 +50,11 @@ class Reader:
         self.config = config or OMConfig()
         self.poll_interval_s = poll_interval_s
         self.embedder = embedder
+        self._views = Coalescer(functools.partial(resolve_many, client, self.config.scope))
+        self._windows = Coalescer(functools.partial(queries.unobserved_messages, client))
+        self._working_memories = Coalescer(functools.partial(queries.working_memories, client))
+        self._statuses = Coalescer(functools.partial(queries.latest_statuses, client))
+        self._caught_up = Coalescer(functools.partial(queries.caught_up, client))
 
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """The recall tool with this pipeline's retrieval settings (scope, search when configured)."""
@@ -78,44 +79,14 @@ class Reader:
         """
         if wait_for_message_id is not None:
             await self.wait_for(thread_id, resource_id, wait_for_message_id, timeout=timeout)
-        return await asyncio.to_thread(self._context, thread_id, resource_id, now_ms)
-
-    async def status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
-        """The newest ``status`` event of the thread's record (token windows, buffers, generation)."""
-        return await asyncio.to_thread(self._status, thread_id, resource_id)
-
-    async def wait_for(self, thread_id: str, resource_id: str, message_id: str, *, timeout: float = DEFAULT_WAIT_S) -> None:
-        """Poll until ``message_id`` is stored and folded, with a deadline."""
-        key = self._key(thread_id, resource_id)
-        deadline = time.monotonic() + timeout
-        while not await asyncio.to_thread(queries.caught_up, self.client, resource_id, thread_id, key, message_id):
-            if time.monotonic() >= deadline:
-                raise NotCaughtUp(f"the awaited message was not materialised within {timeout} s")
-            await asyncio.sleep(self.poll_interval_s)
-
-    def resolve(self, thread_id: str, resource_id: str) -> ThreadView:
-        """The thread's key and head for this resource, or :class:`ThreadNotFound`."""
-        key = self._key(thread_id, resource_id)
-        head = queries.head(self.client, resource_id, key)
-        if head is None:
-            if queries.owned_elsewhere(self.client, resource_id, key):
-                raise ThreadNotFound(thread_id)
-            if not queries.thread_has_messages(self.client, resource_id, thread_id):
-                raise ThreadNotFound(thread_id)
-        elif self.config.scope == "resource" and thread_id not in head.threads:
-            if not queries.thread_has_messages(self.client, resource_id, thread_id):
-                raise ThreadNotFound(thread_id)
-        return ThreadView(thread_id, resource_id, key, head)
-
-    def _key(self, thread_id: str, resource_id: str) -> str:
-        return lookup_key(self.config.scope, thread_id, resource_id)
-
-    def _context(self, thread_id: str, resource_id: str, now_ms: int | None) -> AgentContext:
-        view = self.resolve(thread_id, resource_id)
+        view = await self._view(thread_id, resource_id)
         head = view.head
-        version = head.version if head is not None else 0
-        unobserved = queries.unobserved_messages(self.client, resource_id, thread_id, view.key, version)
+        window = WindowRequest(resource_id, thread_id, view.key, head.version if head is not None else 0)
         observation = self.config.observation
+        unobserved, working_memory = await asyncio.gather(
+            self._windows.load(window),
+            self._working_memories.load((resource_id, view.key)) if observation.manage_working_memory else _none(),
+        )
         return build_context(
             head.active_observations if head is not None else "",
             unobserved,
@@ -124,10 +95,33 @@ class Reader:
             continuation_hints=bool(observation.continuation_hints),
             extracted_slugs=[spec.slug for spec in observation.extract if spec.include_previous_extraction],
             retrieval_instructions=self._recall_guidance(),
-            working_memory=(queries.working_memory(self.client, resource_id, view.key)
-                            if observation.manage_working_memory else None),
+            working_memory=working_memory,
             timezone=head.timezone if head is not None else self.config.timezone,
         )
+
+    async def status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
+        """The newest ``status`` event of the thread's record (token windows, buffers, generation)."""
+        view = await self._view(thread_id, resource_id)
+        return await self._statuses.load((resource_id, view.key))
+
+    async def wait_for(self, thread_id: str, resource_id: str, message_id: str, *, timeout: float = DEFAULT_WAIT_S) -> None:
+        """Poll until ``message_id`` is stored and folded, with a deadline."""
+        awaited = AwaitedMessage(resource_id, thread_id, self._key(thread_id, resource_id), message_id)
+        deadline = time.monotonic() + timeout
+        while not await self._caught_up.load(awaited):
+            if time.monotonic() >= deadline:
+                raise NotCaughtUp(f"the awaited message was not materialised within {timeout} s")
+            await asyncio.sleep(self.poll_interval_s)
+
+    def resolve(self, thread_id: str, resource_id: str) -> ThreadView:
+        """The thread's key and head for this resource, or :class:`ThreadNotFound`."""
+        return _found(resolve_many(self.client, self.config.scope, [(thread_id, resource_id)])[0], thread_id)
+
+    async def _view(self, thread_id: str, resource_id: str) -> ThreadView:
+        return _found(await self._views.load((thread_id, resource_id)), thread_id)
+
+    def _key(self, thread_id: str, resource_id: str) -> str:
+        return lookup_key(self.config.scope, thread_id, resource_id)
 
     def _recall_guidance(self) -> str | None:
         """With retrieval on, the recall guidance (and ``retrieval.instructions`` after it) joins the context."""
@@ -136,6 +130,12 @@ class Reader:
             return None
         return recall_instructions(retrieval.scope, retrieval.instructions, search_enabled=retrieval.vector)
 
-    def _status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
-        view = self.resolve(thread_id, resource_id)
-        return queries.latest_status(self.client, resource_id, view.key)
+
+def _found(view: ThreadView | None, thread_id: str) -> ThreadView:
+    if view is None:
+        raise ThreadNotFound(thread_id)
+    return view
+
+
+async def _none() -> None:
+    return None

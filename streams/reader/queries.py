@@ -1,9 +1,16 @@
-"""The reader's SQL, one function per question; synchronous (callers run them in a thread).
+"""The reader's SQL, one function per question, each asked for many callers at once; synchronous.
+
+Every function takes a batch of requests and returns one answer per request, in order: concurrent
+readers are coalesced (:mod:`streams.reader.coalesce`) into one query per table, since the query
+itself, not its size, is what costs (a few ms each on the embedded engine, which runs one at a
+time). A lone call is a batch of one.
 
 Rules this file keeps:
 
 * Every query names ``resource_id`` or reaches its rows through a key that a resource-bound query
   returned first; a caller's ids are only ever bound as server-side ``{name:Type}`` parameters.
+  Rows come back tagged with the ids they were selected by, and are handed only to the requests
+  carrying exactly those ids, so a batch never mixes one caller's rows into another's answer.
 * Consistency: the unobserved messages are taken relative to the head record's version (only
   observation rows at or below it count), and the sink inserts observation rows before records.
   So a reader never sees a message leave the window before the observations that cover it.
@@ -11,6 +18,7 @@ Rules this file keeps:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,52 +29,75 @@ from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
 from schemas.record import ThreadMeta
 
-_HEAD = """
-SELECT lookup_key, generation, version, active_observations, observed_timezone, threads
+ResourceKey = tuple[str, str]
+"""``(resource_id, lookup_key)``."""
+ResourceThread = tuple[str, str]
+"""``(resource_id, thread_id)``."""
+
+_PAIRS = "Array(Tuple(String, String))"
+
+_HEADS = f"""
+SELECT resource_id, lookup_key, generation, version, active_observations, observed_timezone, threads
 FROM om_records FINAL
-WHERE resource_id = {resource:String} AND lookup_key = {key:String}
-ORDER BY generation DESC
-LIMIT 1
+WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}
+ORDER BY resource_id, lookup_key, generation DESC
+LIMIT 1 BY resource_id, lookup_key
 """
 
-_OWNED_ELSEWHERE = """
-SELECT count() > 0 FROM om_records
-WHERE lookup_key = {key:String} AND resource_id != {resource:String}
+_OWNERS = """
+SELECT DISTINCT lookup_key, resource_id FROM om_records
+WHERE lookup_key IN {keys:Array(String)}
 """
 
-_THREAD_HAS_MESSAGES = """
-SELECT count() > 0 FROM om_messages
-WHERE resource_id = {resource:String} AND thread_id = {thread:String}
+_THREADS_WITH_MESSAGES = f"""
+SELECT DISTINCT resource_id, thread_id FROM om_messages
+WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}}
 """
 
-_UNOBSERVED = """
-SELECT id, role, created_at, parts, model, metadata, message_resource_id
-FROM om_messages FINAL
-WHERE resource_id = {resource:String} AND thread_id = {thread:String} AND role != 'system'
-  AND created_at > (
-    SELECT if(count() = 0, -1, max(deleted_at)) FROM om_deleted_keys FINAL
-    WHERE resource_id = {resource:String} AND lookup_key = {key:String})
-  AND id NOT IN (
-    SELECT message_id FROM om_message_observations FINAL
-    WHERE lookup_key = {key:String} AND version <= {version:UInt64})
-ORDER BY created_at, version
-"""
-
-_LATEST_STATUS = """
-SELECT payload FROM om_events FINAL
-WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND type = 'status'
+_LATEST_STATUSES = f"""
+SELECT resource_id, lookup_key, payload FROM om_events FINAL
+WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}} AND type = 'status'
 ORDER BY at DESC, offset DESC
-LIMIT 1
+LIMIT 1 BY resource_id, lookup_key
+"""
+
+_WORKING_MEMORIES = f"""
+SELECT resource_id, lookup_key, content FROM om_working_memory FINAL
+WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}
+ORDER BY wm_version DESC
+LIMIT 1 BY resource_id, lookup_key
+"""
+
+# For a round of requests in which a thread id names one request and a key one resource and head
+# version (arrays are aligned by request). `cuts` holds each key's newest deletion tombstone:
+# max(deleted_at) is what FINAL would keep, deleted_at being the table's version column. Both are
+# computed once, so each row is only looked up in constant arrays, and no join slows the scan.
+_UNOBSERVED = f"""
+WITH
+    {{thread_ids:Array(String)}} AS thread_ids,
+    {{keys:Array(String)}} AS keys,
+    {{versions:Array(UInt64)}} AS versions,
+    (SELECT (groupArray(lookup_key), groupArray(deleted_at)) FROM (
+        SELECT lookup_key, max(deleted_at) AS deleted_at FROM om_deleted_keys
+        WHERE (resource_id, lookup_key) IN {{resource_keys:{_PAIRS}}}
+        GROUP BY lookup_key)) AS cuts
+SELECT thread_id, id, role, created_at, parts, model, metadata, message_resource_id
+FROM om_messages FINAL
+WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}} AND role != 'system'
+  AND created_at > transform(transform(thread_id, thread_ids, keys, ''), cuts.1, cuts.2, toInt64(-1))
+  AND (transform(thread_id, thread_ids, keys, ''), id) NOT IN (
+    SELECT lookup_key, message_id FROM om_message_observations FINAL
+    WHERE lookup_key IN keys AND version <= transform(lookup_key, keys, versions, toUInt64(0)))
+ORDER BY thread_id, created_at, version
 """
 
 _CAUGHT_UP = """
-SELECT
-  (SELECT count() > 0 FROM om_events
-   WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND type = 'status'
-     AND applied_message_id = {message:String})
-  AND
-  (SELECT count() > 0 FROM om_messages
-   WHERE resource_id = {resource:String} AND thread_id = {thread:String} AND id = {message:String})
+SELECT 'folded', resource_id, lookup_key, applied_message_id FROM om_events
+WHERE (resource_id, lookup_key, applied_message_id) IN {folded:Array(Tuple(String, String, String))}
+  AND type = 'status'
+UNION ALL
+SELECT 'stored', resource_id, thread_id, id FROM om_messages
+WHERE (resource_id, thread_id, id) IN {stored:Array(Tuple(String, String, String))}
 """
 
 
@@ -82,60 +113,121 @@ class Head:
     threads: dict[str, ThreadMeta]
 
 
-def head(client: Client, resource_id: str, key: str) -> Head | None:
-    rows = client.query(_HEAD, parameters={"resource": resource_id, "key": key}).result_rows
-    if not rows:
-        return None
-    key, generation, version, observations, timezone, threads = rows[0]
+@dataclass(frozen=True)
+class WindowRequest:
+    """Whose unobserved messages, relative to which head version."""
+
+    resource_id: str
+    thread_id: str
+    key: str
+    version: int
+
+
+@dataclass(frozen=True)
+class AwaitedMessage:
+    """A message a caller waits to see stored and folded (read-your-writes)."""
+
+    resource_id: str
+    thread_id: str
+    key: str
+    message_id: str
+
+
+def heads(client: Client, keys: Sequence[ResourceKey]) -> list[Head | None]:
+    """The head generation of each ``(resource, key)``, None before the key's first snapshot."""
+    found = {(row[0], row[1]): _head(row[1:]) for row in _rows(client, _HEADS, keys=_unique(keys))}
+    return [found.get(key) for key in keys]
+
+
+def owned_elsewhere(client: Client, keys: Sequence[ResourceKey]) -> list[bool]:
+    """Whether another resource owns each key (a thread id belongs to one resource for life)."""
+    owners: dict[str, set[str]] = {}
+    for key, resource in _rows(client, _OWNERS, keys=_unique(key for _, key in keys)):
+        owners.setdefault(key, set()).add(resource)
+    return [bool(owners.get(key, set()) - {resource}) for resource, key in keys]
+
+
+def threads_with_messages(client: Client, threads: Sequence[ResourceThread]) -> list[bool]:
+    found = {tuple(row) for row in _rows(client, _THREADS_WITH_MESSAGES, threads=_unique(threads))}
+    return [thread in found for thread in threads]
+
+
+def unobserved_messages(client: Client, requests: Sequence[WindowRequest]) -> list[list[ChatMessage]]:
+    """Each thread's messages no observation at or below its head version covers, oldest first."""
+    windows: dict[WindowRequest, list[ChatMessage]] = {}
+    for round_ in _rounds(requests):
+        by_thread = {r.thread_id: windows.setdefault(r, []) for r in round_}
+        params = {"thread_ids": [r.thread_id for r in round_], "keys": [r.key for r in round_],
+                  "versions": [r.version for r in round_],
+                  "threads": [(r.resource_id, r.thread_id) for r in round_],
+                  "resource_keys": _unique((r.resource_id, r.key) for r in round_)}
+        for thread_id, *row in _rows(client, _UNOBSERVED, **params):
+            by_thread[thread_id].append(_message(thread_id, row))
+    return [list(windows[r]) for r in requests]
+
+
+def _rounds(requests: Sequence[WindowRequest]) -> list[list[WindowRequest]]:
+    """Distinct requests in rounds where a thread id names one request and a key one (resource, version).
+
+    Almost every batch is one round; two callers reading one thread at different head versions,
+    or one thread id under two resources, take one more.
+    """
+    rounds: list[tuple[list[WindowRequest], set[str], dict[str, tuple[str, int]]]] = []
+    for request in _unique(requests):
+        bound = (request.resource_id, request.version)
+        for members, threads, keys in rounds:
+            if request.thread_id not in threads and keys.get(request.key, bound) == bound:
+                break
+        else:
+            members, threads, keys = [], set(), {}
+            rounds.append((members, threads, keys))
+        members.append(request)
+        threads.add(request.thread_id)
+        keys[request.key] = bound
+    return [members for members, _, _ in rounds]
+
+
+def working_memories(client: Client, keys: Sequence[ResourceKey]) -> list[str | None]:
+    found = {(resource, key): content for resource, key, content in _rows(client, _WORKING_MEMORIES, keys=_unique(keys))}
+    return [found.get(key) for key in keys]
+
+
+def latest_statuses(client: Client, keys: Sequence[ResourceKey]) -> list[StatusEvent | None]:
+    found = {(resource, key): payload for resource, key, payload in _rows(client, _LATEST_STATUSES, keys=_unique(keys))}
+    return [_status(found[key]) if key in found else None for key in keys]
+
+
+def caught_up(client: Client, awaited: Sequence[AwaitedMessage]) -> list[bool]:
+    """Whether each message is stored and the processor's fold of it is materialised."""
+    params = {"folded": _unique((a.resource_id, a.key, a.message_id) for a in awaited),
+              "stored": _unique((a.resource_id, a.thread_id, a.message_id) for a in awaited)}
+    seen = {tuple(row) for row in _rows(client, _CAUGHT_UP, **params)}
+    return [("folded", a.resource_id, a.key, a.message_id) in seen and ("stored", a.resource_id, a.thread_id, a.message_id) in seen
+            for a in awaited]
+
+
+def _rows(client: Client, sql: str, **parameters: Any) -> list[tuple[Any, ...]]:
+    return client.query(sql, parameters=parameters).result_rows
+
+
+def _unique(items: Any) -> list[Any]:
+    """The distinct items in first-seen order (a batch may hold one key for several callers)."""
+    return list(dict.fromkeys(items))
+
+
+def _head(row: Sequence[Any]) -> Head:
+    key, generation, version, observations, timezone, threads = row
     metas = {tid: ThreadMeta.model_validate(meta) for tid, meta in orjson.loads(threads).items()}
     return Head(key, int(generation), int(version), observations, timezone, metas)
 
 
-def owned_elsewhere(client: Client, resource_id: str, key: str) -> bool:
-    """Whether another resource owns ``key`` (a thread id belongs to one resource for life)."""
-    return bool(client.query(_OWNED_ELSEWHERE, parameters={"resource": resource_id, "key": key}).first_row[0])
-
-
-def thread_has_messages(client: Client, resource_id: str, thread_id: str) -> bool:
-    params = {"resource": resource_id, "thread": thread_id}
-    return bool(client.query(_THREAD_HAS_MESSAGES, parameters=params).first_row[0])
-
-
-def unobserved_messages(client: Client, resource_id: str, thread_id: str, key: str, version: int) -> list[ChatMessage]:
-    """The thread's messages no observation at or below ``version`` covers, oldest first."""
-    params = {"resource": resource_id, "thread": thread_id, "key": key, "version": version}
-    rows = client.query(_UNOBSERVED, parameters=params).result_rows
-    return [_message(thread_id, row) for row in rows]
-
-
-_WORKING_MEMORY = """
-SELECT content FROM om_working_memory FINAL
-WHERE resource_id = {resource:String} AND lookup_key = {key:String}
-ORDER BY wm_version DESC LIMIT 1
-"""
-
-
-def working_memory(client: Client, resource_id: str, key: str) -> str | None:
-    rows = client.query(_WORKING_MEMORY, parameters={"resource": resource_id, "key": key}).result_rows
-    return rows[0][0] if rows else None
-
-
-def latest_status(client: Client, resource_id: str, key: str) -> StatusEvent | None:
-    rows = client.query(_LATEST_STATUS, parameters={"resource": resource_id, "key": key}).result_rows
-    if not rows:
-        return None
-    event = decode_event(rows[0][0])
+def _status(payload: str) -> StatusEvent:
+    event = decode_event(payload)
     assert isinstance(event, StatusEvent)
     return event
 
 
-def caught_up(client: Client, resource_id: str, thread_id: str, key: str, message_id: str) -> bool:
-    """Whether the message is stored and the processor's fold of it is materialised."""
-    params = {"resource": resource_id, "thread": thread_id, "key": key, "message": message_id}
-    return bool(client.query(_CAUGHT_UP, parameters=params).first_row[0])
-
-
-def _message(thread_id: str, row: tuple[Any, ...]) -> ChatMessage:
+def _message(thread_id: str, row: Sequence[Any]) -> ChatMessage:
     mid, role, created_at, parts, model, metadata, resource = row
     return ChatMessage.model_validate({
         "id": mid, "thread_id": thread_id, "resource_id": resource, "role": role, "created_at": created_at,
