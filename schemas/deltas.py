@@ -13,6 +13,7 @@ from pydantic import Discriminator, Field, Tag
 from schemas.base import VersionedModel
 from schemas.messages import ChatMessage
 from schemas.record import BufferedChunk, OMRecord, ThreadMeta
+from schemas.tagged import decode_tagged, members_by_tag
 
 
 class RecordSnapshot(VersionedModel):
@@ -71,7 +72,7 @@ class KeyDeleted(VersionedModel):
     key: str
     version: int
     at: int
-    thread_id: str | None
+    thread_id: str | None = None  # resource scope; to_bytes drops None, so it needs a default
     resource_id: str
 
 
@@ -89,3 +90,11 @@ Delta = Annotated[
     ],
     Discriminator(_kind),
 ]
+
+
+_DELTA_TYPES = members_by_tag(Delta)
+
+
+def decode_delta(data: bytes | str) -> Delta:
+    """Bytes from the records topic to a delta, or :class:`SchemaError` naming the bad field."""
+    return decode_tagged(data, "kind", _DELTA_TYPES)  # type: ignore[return-value]

@@ -58,7 +58,7 @@ class OMRecord(VersionedModel):
     id: str
     key: str
     scope: Scope
-    thread_id: str | None
+    thread_id: str | None = None  # resource scope; to_bytes drops None, so it needs a default
     resource_id: str
     generation: int = 0
     origin_type: Literal["initial", "reflection"] = "initial"

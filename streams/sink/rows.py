@@ -15,12 +15,9 @@ import orjson
 
 from processors.redaction import Redactor
 from schemas.base import decode
-from schemas.deltas import ChunkChanged, Delta, KeyDeleted, MessageInserted, MessagesObserved, RecordSnapshot
+from schemas.deltas import ChunkChanged, KeyDeleted, MessageInserted, MessagesObserved, RecordSnapshot, decode_delta
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
-from schemas.tagged import decode_tagged, members_by_tag
-
-_DELTA_TYPES = members_by_tag(Delta)
 
 MESSAGE_COLUMNS = ("resource_id", "thread_id", "id", "lookup_key", "role", "created_at", "parts", "model",
                    "metadata", "message_resource_id", "version")
@@ -96,7 +93,7 @@ def event_rows(key: str, value: bytes, offset: int) -> Rows:
 
 
 def delta_rows(value: bytes, redactor: Redactor | None = None) -> Rows:
-    delta = decode_tagged(value, "kind", _DELTA_TYPES)
+    delta = decode_delta(value)
     if isinstance(delta, RecordSnapshot):
         rows = {"om_records": [_record_row(delta)]}
         record = delta.record
