@@ -19,7 +19,7 @@ from processors.step import Step
 from processors.thread_meta import apply_title, set_hints
 from processors.thresholds import chunks_to_activate
 from schemas.deltas import ChunkChanged, MessagesObserved
-from schemas.lifecycle import Activation, ActivationTrigger
+from schemas.lifecycle import Activation, Trigger
 from schemas.record import BufferedChunk, boundary
 
 
@@ -41,13 +41,7 @@ def reset_stale_boundary(step: Step) -> None:
         step.update_record(last_buffered_at_tokens=0)
 
 
-def activate(
-    step: Step,
-    triggered_by: ActivationTrigger,
-    *,
-    everything: bool = False,
-    details: dict | None = None,
-) -> bool:
+def activate(step: Step, trigger: Trigger, *, everything: bool = False) -> bool:
     """Activate a prefix of the buffered chunks (all of them with ``everything``)."""
     record = step.state.record
     chunks = record.buffered_chunks
@@ -67,7 +61,7 @@ def activate(
     activated, remaining = chunks[:count], chunks[count:]
     _apply(step, activated, remaining)
     for chunk in activated:
-        _report(step, chunk, triggered_by, details or {})
+        _report(step, chunk, trigger)
     return True
 
 
@@ -92,7 +86,7 @@ def _apply(step: Step, activated: tuple[BufferedChunk, ...], remaining: tuple[Bu
             apply_title(step, thread_id, last.thread_title, last.cycle_id)
 
 
-def _report(step: Step, chunk: BufferedChunk, triggered_by: ActivationTrigger, details: dict) -> None:
+def _report(step: Step, chunk: BufferedChunk, trigger: Trigger) -> None:
     removed = step.remove_from_window(set(chunk.message_ids))
     version = step.state.version
     step.deltas.append(
@@ -119,8 +113,7 @@ def _report(step: Step, chunk: BufferedChunk, triggered_by: ActivationTrigger, d
         generation=step.state.record.generation,
         config=marker_config(step),
         observations=chunk.observations,
-        triggered_by=triggered_by,
         message_ids=list(chunk.message_ids),
         range=covered_range,
-        **details,
+        **trigger.model_dump(),
     )

@@ -18,9 +18,9 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import PrivateAttr, field_validator, model_validator
 
-from processors.config_base import ConfigModel, Count
+from processors.config_base import ConfigModel
 from processors.config_resolve import ResolvedConfig, resolve_config
 from processors.config_roles import (
     DEFAULT_MODEL,

@@ -22,13 +22,14 @@ from functools import lru_cache
 
 from processors.buffering import apply_buffer_result, maybe_buffer
 from processors.config import OMConfig
+from processors.generation import record_id
 from processors.intake import Rejected, take_message
 from processors.lifecycle_events import status_event
 from processors.lookup import lookup_key
 from processors.merge import deep_merge
 from processors.observation import apply_observation_result
 from processors.planning import plan
-from processors.reflection import apply_reflection_result, maybe_reflect, record_id
+from processors.reflection import apply_reflection_result, maybe_reflect
 from processors.state import KeyState
 from processors.step import Step
 from processors.tokens import TokenCounter, get_counter
@@ -134,7 +135,7 @@ def _apply(step: Step, event: Event) -> KeyState | None:
     """Dispatch on the event type; returns None when the key's state is to be deleted."""
     if isinstance(event, ChatMessage):
         if take_message(step, event):
-            plan(step, step_zero=event.role == "user", actor_model=step.state.actor_model)
+            plan(step, step_zero=event.role == "user")
     elif isinstance(event, (ObserveResult, ReflectResult)):
         _apply_result(step, event)
     elif isinstance(event, ThreadDeleted):
@@ -167,12 +168,12 @@ def _apply_control(step: Step, event: ControlEvent) -> None:
     step.update(clock=max(step.state.clock, event.at))
     if isinstance(event, (TurnStart, ProviderChange)):
         step.update(actor_model=event.model)
-        plan(step, step_zero=True, actor_model=event.model)
+        plan(step, step_zero=True)
     elif isinstance(event, TurnEnd):
         if step.config.observation.buffer_on_idle and not step.config.read_only:
             maybe_buffer(step, on_idle=True)
     elif isinstance(event, IdleTick):
-        plan(step, step_zero=True, actor_model=step.state.actor_model)
+        plan(step, step_zero=True)
     elif isinstance(event, ConfigOverride):
         merged = deep_merge(step.state.record.config_overrides, event.config)
         step.update_record(config_overrides=merged)

@@ -15,6 +15,7 @@ from schemas.lifecycle import (
     BufferedReflectionWindow,
     BufferedWindows,
     MarkerConfig,
+    OperationType,
     StatusEvent,
     StatusWindows,
     TokenWindow,
@@ -35,8 +36,11 @@ def identity(step: Step) -> dict[str, Any]:
     }
 
 
-def marker_config(step: Step) -> MarkerConfig:
-    ttl = step.config.resolved.activate_after_idle
+def marker_config(step: Step, operation: OperationType = "observation") -> MarkerConfig:
+    """The thresholds in force; the idle TTL is the operation's own (reflection's is not inherited)."""
+    resolved = step.config.resolved
+    reflection = operation == "reflection"
+    ttl = resolved.reflection_activate_after_idle if reflection else resolved.activate_after_idle
     return MarkerConfig(
         message_tokens=step.message_threshold(),
         observation_tokens=step.reflection_threshold(),

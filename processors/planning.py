@@ -18,19 +18,19 @@ from __future__ import annotations
 
 from processors.activation import activate, reset_stale_boundary
 from processors.buffering import maybe_buffer
+from processors.early_trigger import THRESHOLD, early_trigger
 from processors.observation import observe_candidates, start_observation
 from processors.reflection import maybe_reflect
 from processors.safe_prefix import has_incomplete_tool_calls
 from processors.step import Step
-from processors.ttl import did_provider_change, resolve_ttl
 from schemas.messages import ChatMessage
 
 
-def plan(step: Step, *, step_zero: bool = False, actor_model: str | None = None) -> None:
+def plan(step: Step, *, step_zero: bool = False) -> None:
     if step.config.read_only or step.state.deleted:
         return
     if step_zero:
-        _early_activation(step, actor_model)
+        _early_activation(step)
         maybe_reflect(step)
     if step.pending() < step.message_threshold():
         maybe_buffer(step)
@@ -40,21 +40,15 @@ def plan(step: Step, *, step_zero: bool = False, actor_model: str | None = None)
     _threshold_pipeline(step)
 
 
-def _early_activation(step: Step, actor_model: str | None) -> None:
+def _early_activation(step: Step) -> None:
     """Idle-TTL and provider-change activation: only existing chunks, never an Observer call."""
     reset_stale_boundary(step)
     if not step.state.record.buffered_chunks:
         return
     resolved = step.config.resolved
-    previous = step.state.last_model
-    if resolved.activate_on_provider_change and did_provider_change(actor_model, previous):
-        activate(step, "provider_change", details={"previous_model": previous, "current_model": actor_model})
-        maybe_reflect(step)
-        return
-    ttl = resolve_ttl(resolved.activate_after_idle, actor_model, step.config.observation.provider_options)
-    last = step.state.last_activity_at
-    if ttl is not None and last is not None and step.now - last >= ttl:
-        activate(step, "ttl", details={"last_activity_at": last, "ttl_expired_ms": step.now - last})
+    trigger = early_trigger(step, resolved.activate_after_idle, resolved.activate_on_provider_change)
+    if trigger is not None:
+        activate(step, trigger)
         maybe_reflect(step)
 
 
@@ -62,9 +56,9 @@ def _threshold_pipeline(step: Step) -> None:
     if step.state.flight("buffer") is not None:
         return
     if step.state.record.buffered_chunks:
-        activate(step, "threshold")
+        activate(step, THRESHOLD)
         if step.pending() >= step.message_threshold() and step.state.record.buffered_chunks:
-            activate(step, "threshold", everything=True)
+            activate(step, THRESHOLD, everything=True)
         maybe_reflect(step)
     if step.pending() < step.message_threshold() or step.state.flight("observe") is not None:
         return

@@ -1,42 +1,36 @@
-"""Reflection: when to compress the observation log, and rolling over to a new generation (§4.8).
+"""Reflection: when to compress the observation log (spec §4.8).
 
 Rules this module keeps:
 
 * Background reflection starts at ``R × reflection.buffer_activation`` over the oldest lines (about
   that many tokens) with a 75 % target; at ``R`` it is activated. Without one ready, a synchronous
   reflection starts at ``reflection.block_after`` (or at ``R`` when async reflection is off).
-* A reflection covers the first ``line_count`` lines it was given. Lines appended meanwhile (an
-  activation while the Reflector ran) are kept as the tail of the new generation — Mastra's
-  synchronous path wrote its stale snapshot instead (P6).
-* A new generation carries the buffered chunks and the cursor over (fixes P1 and the cursor bug);
-  a result for an older generation is stale and dropped.
-* An over-threshold result of N tokens suppresses another synchronous reflection of exactly N tokens
-  (no loop on an incompressible log); a failure suppresses a retry at the same size.
+* Below ``R``, reflection's own idle TTL and provider-change options (opt-in, never inherited from the
+  top level) may trigger early: they activate a buffered reflection if its guards allow
+  (:mod:`processors.reflection_activation`), or, with async reflection off, run a synchronous one.
+  An early trigger acts at most once per idle period (``KeyState.early_reflection_for``).
+* An over-threshold result of N tokens suppresses another threshold-triggered synchronous reflection
+  of exactly N tokens (no loop on an incompressible log); a failure suppresses a retry at the same
+  size. Early triggers are exempt, as in Mastra: they reflect because the cache is cold.
+* The new generation itself is :mod:`processors.generation`'s; a result for an older generation is
+  stale and dropped.
 """
 
 from __future__ import annotations
 
-import uuid
-
-from processors.lifecycle_events import duration, emit
-from processors.observation_groups import spanning_range, wrap_group
-from processors.reflector.background_slice import activation_text, background_slice
+from processors.early_trigger import THRESHOLD, early_trigger
+from processors.generation import roll_over
+from processors.lifecycle_events import duration, emit, marker_config
+from processors.reflection_activation import activate_buffered_reflection
+from processors.reflector.background_slice import background_slice
 from processors.reflector.levels import start_level
 from processors.reflector.types import ReflectorMode
 from processors.state import InFlight
 from processors.step import Step
 from processors.thread_meta import set_hints
 from schemas.jobs import ReflectJob, ReflectResult
-from schemas.lifecycle import Activation, BufferingEnd, BufferingFailed, BufferingStart
-from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStart
-from processors.lifecycle_events import marker_config
-
-_RECORD_NAMESPACE = uuid.UUID("6f1d2f0e-9f5b-4d0a-8f7e-3c1f4b9a2e10")
-
-
-def record_id(key: str, generation: int) -> str:
-    """Deterministic per (key, generation): a replay rebuilds the same ids (ARCHITECTURE rule 5)."""
-    return str(uuid.uuid5(_RECORD_NAMESPACE, f"{key}#{generation}"))
+from schemas.lifecycle import BufferingEnd, BufferingFailed, BufferingStart
+from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStart, Trigger
 
 
 def maybe_reflect(step: Step) -> None:
@@ -55,23 +49,44 @@ def maybe_reflect(step: Step) -> None:
     if can_start_background and threshold * activation <= observed < threshold:
         _start(step, "background")
         return
-    if observed < threshold or step.state.flight("reflect-sync") is not None:
+    trigger = THRESHOLD if observed >= threshold else _early_trigger(step)
+    if trigger is None or step.state.flight("reflect-sync") is not None:
         return
     if activation is not None:
         if record.buffered_reflection:
-            _activate_buffered(step)
+            if activate_buffered_reflection(step, trigger):
+                _spend(step, trigger)
             return
         block_after = resolved.reflection_block_after
         if block_after is None or observed < block_after:
-            if can_start_background:
+            if can_start_background and observed >= threshold * activation:
                 _start(step, "background")
             return
-    if step.state.reflection_suppressed_at == observed:
+    if trigger.triggered_by == "threshold" and step.state.reflection_suppressed_at == observed:
         return
-    _start(step, "sync")
+    _spend(step, trigger)
+    _start(step, "sync", trigger)
 
 
-def _start(step: Step, mode: str) -> None:
+def _early_trigger(step: Step) -> Trigger | None:
+    """Reflection's own idle/provider trigger, once per idle period and only with a log to reflect."""
+    state = step.state
+    if not state.record.active_observations or state.early_reflection_for == state.last_activity_at:
+        return None
+    resolved = step.config.resolved
+    return early_trigger(
+        step, resolved.reflection_activate_after_idle, resolved.reflection_activate_on_provider_change
+    )
+
+
+def _spend(step: Step, trigger: Trigger) -> None:
+    """Mark this idle period's early trigger as used (a threshold trigger is not limited)."""
+    if trigger.triggered_by != "threshold":
+        step.update(early_reflection_for=step.state.last_activity_at)
+
+
+def _start(step: Step, mode: str, trigger: Trigger | None = None) -> None:
+    """Issue a Reflector job; ``trigger`` (sync only) says why, on its start and end events."""
     record = step.state.record
     text = record.active_observations
     threshold = step.reflection_threshold()
@@ -98,12 +113,20 @@ def _start(step: Step, mode: str) -> None:
         )
     )
     kind = "reflect-sync" if mode == "sync" else "reflect-background"
-    step.add_flight(InFlight(cycle_id=cycle_id, kind=kind, issued_at=step.now,
-                             generation=record.generation, tokens=input_tokens, line_count=line_count))
-    start_type = ObservationStart if mode == "sync" else BufferingStart
-    tokens_field = "tokens_to_observe" if mode == "sync" else "tokens_to_buffer"
-    emit(step, start_type, cycle_id=cycle_id, operation_type="reflection", started_at=step.now,
-         config=marker_config(step), **{tokens_field: input_tokens})
+    step.add_flight(InFlight(cycle_id=cycle_id, kind=kind, issued_at=step.now, generation=record.generation,
+                             tokens=input_tokens, line_count=line_count, trigger=trigger))
+    config = marker_config(step, "reflection")
+    if mode == "sync":
+        emit(step, ObservationStart, cycle_id=cycle_id, operation_type="reflection", started_at=step.now,
+             config=config, tokens_to_observe=input_tokens, **_trigger_fields(trigger))
+    else:
+        emit(step, BufferingStart, cycle_id=cycle_id, operation_type="reflection", started_at=step.now,
+             config=config, tokens_to_buffer=input_tokens)
+
+
+def _trigger_fields(trigger: Trigger | None) -> dict:
+    """A sync reflection's trigger for its events (a flight from before triggers were kept has none)."""
+    return trigger.model_dump() if trigger is not None else {}
 
 
 def _model_name(step: Step) -> str:
@@ -132,7 +155,7 @@ def apply_reflection_result(step: Step, flight: InFlight, result: ReflectResult)
         _store_buffered(step, flight, result)
         return
     before = step.state.record.observation_token_count
-    _roll_over(step, result.observations, flight.line_count)
+    roll_over(step, result.observations, flight.line_count)
     after = step.state.record.observation_token_count
     step.update(reflection_suppressed_at=after if after >= step.reflection_threshold() else None)
     if result.suggested_response and step.state.record.thread_id:
@@ -140,7 +163,9 @@ def apply_reflection_result(step: Step, flight: InFlight, result: ReflectResult)
                   suggested_response=result.suggested_response)
     emit(step, ObservationEnd, cycle_id=flight.cycle_id, operation_type="reflection",
          completed_at=result.completed_at, duration_ms=duration(result), tokens_observed=before,
-         observation_tokens=after, observations=step.state.record.active_observations)
+         observation_tokens=after, observations=step.state.record.active_observations,
+         **_trigger_fields(flight.trigger))
+
 
 
 def _store_buffered(step: Step, flight: InFlight, result: ReflectResult) -> None:
@@ -155,45 +180,3 @@ def _store_buffered(step: Step, flight: InFlight, result: ReflectResult) -> None
     emit(step, BufferingEnd, cycle_id=flight.cycle_id, operation_type="reflection",
          completed_at=result.completed_at, duration_ms=duration(result),
          tokens_buffered=flight.tokens, buffered_tokens=tokens, observations=result.observations)
-
-
-def _activate_buffered(step: Step) -> None:
-    record = step.state.record
-    before = record.observation_token_count
-    cycle_id = record.buffered_reflection_cycle_id or step.next_cycle_id("reflect-act")
-    _roll_over(step, record.buffered_reflection or "", record.reflected_observation_line_count)
-    emit(step, Activation, cycle_id=cycle_id, operation_type="reflection", activated_at=step.now,
-         chunks_activated=1, tokens_activated=before,
-         observation_tokens=step.state.record.observation_token_count, messages_activated=0,
-         generation=step.state.record.generation, config=marker_config(step),
-         triggered_by="threshold")
-
-
-def _roll_over(step: Step, reflection: str, line_count: int) -> None:
-    """Start generation + 1 from the stored head: reflection + uncovered tail, chunks carried over."""
-    record = step.state.record
-    if step.config.retrieval_config() is not None:
-        covered = "\n".join(record.active_observations.split("\n")[:line_count])
-        reflection = wrap_group(reflection, f"reflection:{record.key}:{record.generation}",
-                                spanning_range(covered), kind="reflection")
-    text = activation_text(reflection, record.active_observations, line_count)
-    generation = record.generation + 1
-    step.update(
-        record=record.model_copy(update={
-            "id": record_id(record.key, generation),
-            "generation": generation,
-            "origin_type": "reflection",
-            "active_observations": text,
-            "observation_token_count": step.counter.count_observations(text),
-            "buffered_reflection": None,
-            "buffered_reflection_tokens": 0,
-            "buffered_reflection_input_tokens": 0,
-            "reflected_observation_line_count": 0,
-            "buffered_reflection_cycle_id": None,
-            "last_buffered_at_tokens": 0,
-            "created_at": step.now,
-            "updated_at": step.now,
-        }),
-        reflection_buffer_started=False,
-    )
-    step.record_changed = True

@@ -14,6 +14,10 @@ What it keeps that Mastra keeps elsewhere:
   is still here (compare-and-set, ARCHITECTURE rule 4).
 * ``observed`` — ids already observed, kept for ``LATE_TOLERANCE_MS`` of event time behind the cursor,
   so a producer's retry or a replay of an observed message is recognised as a duplicate.
+* ``early_reflection_for`` — the idle period (named by its ``last_activity_at``) in which an idle or
+  provider-change trigger already reflected. Mastra judges those triggers once, at the step 0 that
+  ends the idle period; here idle ticks re-judge them while it lasts, and without this mark every tick
+  would reflect the freshly reflected log again (or retry a failed reflection every few seconds).
 
 States are immutable (frozen models); the core builds a new one per event with ``model_copy``.
 """
@@ -25,7 +29,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from schemas.base import VersionedModel, WireModel
-from schemas.lifecycle import AppliedThrough
+from schemas.lifecycle import AppliedThrough, Trigger
 from schemas.messages import ChatMessage
 from schemas.record import OMRecord, ThreadMeta
 
@@ -44,6 +48,7 @@ class InFlight(WireModel):
     message_ids: tuple[str, ...] = ()
     tokens: int = 0
     line_count: int = 0
+    trigger: Trigger | None = None
 
 
 class Counters(WireModel):
@@ -76,6 +81,9 @@ class KeyState(VersionedModel):
     actor_model: str | None = None
     reflection_suppressed_at: int | None = None
     reflection_buffer_started: bool = False
+    early_reflection_for: int | None = Field(
+        default=None, description="last_activity_at of the idle period an early reflection acted in"
+    )
     applied_through: AppliedThrough | None = None
     deleted: bool = False
     counters: Counters = Field(default_factory=Counters)

@@ -16,6 +16,9 @@ Differences from Mastra's part data, all deliberate:
 * ``status`` adds ``applied_through`` so a reader can wait until the record has folded a message it
   just wrote (read-your-writes); ``observation-end``, ``buffering-end`` and ``activation`` add the
   ids of the messages they cover, which is how "nothing is lost" is checked end to end.
+* A synchronous reflection's ``observation-start`` and ``observation-end`` carry the trigger fields
+  Mastra puts on ``activation`` only: an idle or provider-change trigger may reflect below the
+  threshold, and the events should say so.
 """
 
 from __future__ import annotations
@@ -85,6 +88,21 @@ class CoveredMessages(WireModel):
     range: str | None = Field(default=None, pattern=r"^.+:.+$")
 
 
+class Trigger(WireModel):
+    """Why an activation or a synchronous reflection happened now (spec §4.7, §4.8).
+
+    ``threshold``, or an early ``ttl`` / ``provider_change`` trigger: the provider's prompt cache
+    went cold, so rewriting the prompt prefix costs nothing extra. The idle time or the model switch
+    that made it cold comes along, so a reader can tell an early cycle from a forced one.
+    """
+
+    triggered_by: ActivationTrigger | None = None
+    last_activity_at: EpochMs | None = None
+    ttl_expired_ms: DurationMs | None = None
+    previous_model: str | None = None
+    current_model: str | None = None
+
+
 class Extraction(WireModel):
     extracted_values: dict[str, Any] | None = None
     extraction_failures: list[ExtractionFailure] | None = None
@@ -147,7 +165,9 @@ class StatusEvent(LifecycleBase):
 # --- synchronous cycles ----------------------------------------------------------------------
 
 
-class ObservationStart(CycleEvent):
+class ObservationStart(CycleEvent, Trigger):
+    """For a reflection, the :class:`Trigger` says why it ran (an early one may run below ``R``)."""
+
     type: Literal["observation-start"] = "observation-start"
     started_at: EpochMs
     tokens_to_observe: Tokens
@@ -155,8 +175,9 @@ class ObservationStart(CycleEvent):
     config: MarkerConfig
 
 
-class ObservationEnd(CycleEvent, CoveredMessages, Extraction):
-    """For a reflection, ``observation_tokens`` is the new total, not this cycle's output."""
+class ObservationEnd(CycleEvent, CoveredMessages, Extraction, Trigger):
+    """For a reflection: ``observation_tokens`` is the new total, not this cycle's output, and the
+    :class:`Trigger` repeats the start's."""
 
     type: Literal["observation-end"] = "observation-end"
     completed_at: EpochMs
@@ -209,7 +230,7 @@ class BufferingFailed(CycleFailure):
     type: Literal["buffering-failed"] = "buffering-failed"
 
 
-class Activation(CycleEvent, CoveredMessages):
+class Activation(CycleEvent, CoveredMessages, Trigger):
     """One activated chunk or buffered reflection (for a reflection: tokens before and after).
 
     ``cycle_id`` is the buffering cycle that produced what is activated, not a new one.
@@ -224,11 +245,6 @@ class Activation(CycleEvent, CoveredMessages):
     generation: Generation
     config: MarkerConfig
     observations: str | None = None
-    triggered_by: ActivationTrigger | None = None
-    last_activity_at: EpochMs | None = None
-    ttl_expired_ms: DurationMs | None = None
-    previous_model: str | None = None
-    current_model: str | None = None
 
 
 class ThreadUpdate(LifecycleBase):

@@ -38,7 +38,12 @@ def background_slice(observations: str, observation_tokens: int, threshold: int,
     )
 
 
+def unreflected_tail(observations: str, reflected_line_count: int) -> str:
+    """The lines a buffered reflection did not cover (appended to the log since it was sliced)."""
+    return "\n".join(observations.split("\n")[reflected_line_count:]).strip()
+
+
 def activation_text(reflection: str, observations: str, reflected_line_count: int) -> str:
     """What replaces the log when a buffered reflection activates: reflection + untouched tail."""
-    tail = "\n".join(observations.split("\n")[reflected_line_count:]).strip()
+    tail = unreflected_tail(observations, reflected_line_count)
     return f"{reflection}\n\n{tail}" if tail else reflection

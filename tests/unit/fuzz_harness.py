@@ -20,12 +20,14 @@ from tests.unit.echo_model import respond
 
 CONFIGS = [
     {"observation": {"message_tokens": 400}, "reflection": {"observation_tokens": 300}},
-    {"observation": {"message_tokens": 400, "buffer_tokens": False}, "reflection": {"observation_tokens": 300}},
+    {"observation": {"message_tokens": 400, "buffer_tokens": False},
+     "reflection": {"observation_tokens": 300, "activate_after_idle": "5m"}},
     {"observation": {"message_tokens": 600, "buffer_activation": 0.5, "block_after": 1.5},
-     "reflection": {"observation_tokens": 400}, "activate_after_idle": "5m"},
+     "reflection": {"observation_tokens": 400, "activate_after_idle": "auto"}, "activate_after_idle": "5m"},
     {"share_token_budget": True, "observation": {"message_tokens": 300, "buffer_tokens": False},
      "reflection": {"observation_tokens": 300}},
-    {"observation": {"message_tokens": 500, "buffer_on_idle": True}, "reflection": {"observation_tokens": 350},
+    {"observation": {"message_tokens": 500, "buffer_on_idle": True},
+     "reflection": {"observation_tokens": 350, "activate_on_provider_change": True},
      "activate_on_provider_change": True, "temporal_markers": True},
 ]
 MODELS = ["openai/gpt-4o", "anthropic/claude-sonnet-4", "google/gemini-2.5-flash"]
