@@ -6,8 +6,10 @@ Guarantees:
   partition, and a *commit fence* makes each processor batch atomic inside it — its outputs, its
   state changelog records and its input offsets commit together or not at all. Faust on its own
   commits on a timer that can fire between a batch's sends and its acks (splitting the batch
-  across two transactions); so the timer is disabled and commits run only between batches. A crash
-  re-runs a batch as if the first run never happened.
+  across two transactions), and commits again while a rebalance waits for agents; so its timer is
+  disabled and every commit, ours or Faust's, runs only between batches. The LLM agent sends a
+  result and acks its job inside the same fence. A crash or a rebalance re-runs a batch or a job as
+  if the first run never happened.
 * One owner per lookup key: every topic is keyed by the lookup key and has the same partition
   count, so a key's messages, control events, results and state changelog share a partition number.
 * LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency) and hold no
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Hashable
 from typing import Any, Literal
 
 import faust
@@ -29,12 +32,13 @@ import orjson
 
 from processors.config import OMConfig
 from processors.decide import counter_for
-from processors.ttl import resolve_ttl
+from processors.idle_ticks import idle_tick_reason
 from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
 from streams import embedded, state_codec
+from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
 from streams.llm.client import LiteLLMClient
@@ -95,15 +99,35 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     if role in ("all", "llm"):
         retry = RetryPolicy(max_retries=settings.llm_max_retries, base_delay=settings.llm_retry_base_ms / 1000,
                             max_delay=settings.llm_retry_max_ms / 1000)
-        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient(retry))
+        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient(retry), fence)
     return app
 
 
 def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock) -> None:
+    """Every commit waits for the fence — ours on a timer, and Faust's own: during a rebalance its
+    ``wait_empty`` commits while agents still work, which without the fence could commit half a
+    processor batch, or an LLM result whose job is not yet acked (the new owner re-runs the job).
+
+    The consumer is wrapped at the first assignment: only then is it the worker's transactional
+    consumer, and nothing is in flight before it."""
+
+    @app.on_partitions_assigned.connect
+    async def fence_every_commit(app: faust.App, assigned: set, **_: Any) -> None:
+        consumer = app.consumer
+        if getattr(consumer, "_om_fenced", False):
+            return
+        unfenced = consumer.commit
+
+        async def fenced_commit(*args: Any, **kwargs: Any) -> bool:
+            async with fence:
+                return await unfenced(*args, **kwargs)
+
+        consumer.commit = fenced_commit  # type: ignore[method-assign]
+        consumer._om_fenced = True  # type: ignore[attr-defined]
+
     @app.timer(interval=settings.commit_interval_ms / 1000, on_leader=False)
     async def commit_between_batches() -> None:
-        async with fence:
-            await app.consumer.commit()
+        await app.consumer.commit()
 
 
 def _install_processor(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
@@ -150,31 +174,31 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                     owners.pop(key, None)
                     await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
                                           orjson.dumps(key), None)
+                crash_if_armed(settings.crash_at, result.event_types)
                 for event in events:
                     await stream.ack(event)
 
-    ticked: dict[str, int] = {}
+    ticked: dict[str, Hashable] = {}
 
     @app.timer(interval=settings.idle_check_seconds, on_leader=False)
     async def idle_ticks() -> None:
-        """Quiet keys with buffered chunks get an idle tick once their idle TTL has passed."""
-        setting = config.resolved.activate_after_idle
-        if setting is None:
-            return
+        """Quiet keys whose idle TTL ran out for buffered work get one idle tick per reason."""
         now = int(time.time() * 1000)
         for key, state in list(table.data.items()):
-            if state is None or not state.record.buffered_chunks or ticked.get(key) == state.version:
+            reason = idle_tick_reason(state, config, now) if state is not None else None
+            if reason is None or ticked.get(key) == reason:
                 continue
-            ttl = resolve_ttl(setting, state.actor_model, config.observation.provider_options)
-            if ttl is not None and state.last_activity_at is not None and now - state.last_activity_at >= ttl:
-                ticked[key] = state.version
-                # outside any transaction: a quiet partition may have nothing to commit for a long time
-                await app.producer.send(topics.control, key.encode(), IdleTick(key=key, at=now).to_bytes(),
-                                        None, None, None)
+            ticked[key] = reason
+            # outside any transaction: a quiet partition may have nothing to commit for a long time
+            await app.producer.send(topics.control, key.encode(), IdleTick(key=key, at=now).to_bytes(),
+                                    None, None, None)
 
 
 def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
-                        out: dict[str, faust.TopicT], llm: Any) -> None:
+                        out: dict[str, faust.TopicT], llm: Any, fence: asyncio.Lock) -> None:
+    """The model call runs outside the fence (it may take minutes); its result and the job's ack go
+    inside it, so no commit can take the result without the job's offset — else a crash between the
+    two re-runs a job whose result was already delivered."""
     counter = counter_for(config)
     hooks = load_hooks(settings)  # at start: a bad import path fails the worker, not a cycle
     log.info("om.hooks.loaded", extra={slot: [h.path for h in named] for slot, named in hooks.slots.items()})
@@ -189,12 +213,16 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                     topic=event.message.topic, partition=event.message.partition,
                     offset=event.message.offset, key=event.key, value=event.value, error=exc,
                     stage="decode", failed_at=int(time.time() * 1000))
-                await send_with_input(app, event.message.topic, event.message.partition, topics.dlq,
-                                      event.key, letter.to_bytes())
+                async with fence:
+                    await send_with_input(app, event.message.topic, event.message.partition, topics.dlq,
+                                          event.key, letter.to_bytes())
+                    await stream.ack(event)
                 continue
             result = await run_job(job, config, llm, counter, hooks)
             log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
                                            "input_tokens": result.usage.input_tokens,
                                            "output_tokens": result.usage.output_tokens})
-            await send_with_input(app, event.message.topic, event.message.partition, topics.results,
-                                  event.key, result.to_bytes())
+            async with fence:
+                await send_with_input(app, event.message.topic, event.message.partition, topics.results,
+                                      event.key, result.to_bytes())
+                await stream.ack(event)

@@ -59,6 +59,7 @@ class FoldResult:
     changed: dict[str, int] = field(default_factory=dict)
     deleted: dict[str, int] = field(default_factory=dict)
     dead_letters: int = 0
+    event_types: set[str] = field(default_factory=set)
 
 
 class BatchFolder:
@@ -107,6 +108,7 @@ class BatchFolder:
         out = result.outgoing
         out.extend(Outgoing(self.topics.jobs, p, key_bytes, job.to_bytes()) for job in decision.jobs)
         out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in decision.events)
+        result.event_types.update(ev.type for ev in decision.events)
         out.extend(Outgoing(self.topics.records, p, key_bytes, d.to_bytes()) for d in decision.deltas)
 
     def _dead_letter(self, record: InputRecord, exc: BaseException, stage: str, result: FoldResult) -> None:

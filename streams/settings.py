@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     batch_max: int = Field(default=500, ge=1, description="input records folded per batch")
     batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")
     commit_interval_ms: int = Field(default=100, ge=10, description="transaction commit interval")
+    crash_at: str = Field(default="", description="fault tests only: the worker kills itself (SIGKILL) after "
+                          "sending, before committing, a batch that emits this lifecycle event type")
     idle_check_seconds: float = Field(default=5.0, gt=0, description="how often quiet keys get idle ticks")
     sink_group: str = Field(default="", description="consumer group of the ClickHouse sink; empty = <prefix>-sink")
     sink_max_batch: int = Field(default=5000, ge=1, description="records per ClickHouse insert, at most")

@@ -1,27 +1,39 @@
-"""The runtime keeps the core's exact behaviour through a kill -9 and through a rebalance."""
+"""kill -9 of the worker during buffering, activation and reflection, and a worker joining mid-stream.
+
+After each fault the pipeline must show what an undisturbed run shows: the core's own run of the
+same messages (tests/integration/pipeline.py) gives the expected lifecycle events and the final
+record snapshot. Checked after every fault: the same event sequence, the same final observation
+log, chunks and cursor, no message lost (each is observed, buffered, or after the cursor), no
+message observed twice within a generation, the cursor never moving back.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import time
+import signal
 import uuid
 from pathlib import Path
 
 import pytest
 
+from schemas.deltas import ChunkChanged, MessagesObserved, RecordSnapshot, decode_delta
+from schemas.messages import ChatMessage
 from streams.topics import Topics
+from tests.faults.conftest import FaultReport
 from tests.integration.pipeline import (
     EventLog,
+    ExpectedRun,
     WorkerProcess,
     conversation,
     expected_run,
     gated_conversation,
+    wait_until,
     worker_config,
 )
 
 pytestmark = pytest.mark.integration
 
 CONFIG = {"observation": {"messageTokens": 1500}, "reflection": {"observationTokens": 1200}}
+SLOW_MODEL = "om-deterministic/observer?latency_ms=800"  # slow enough to be killed mid-call
 
 
 @pytest.fixture
@@ -31,65 +43,142 @@ def workers(kafka_bootstrap: str, tmp_path: Path):
     group.stop()
 
 
-async def _wait_until(condition, deadline_s: float = 60.0) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
+class Logs:
+    """The committed events and record deltas of a worker group, read as they arrive."""
+
+    def __init__(self, bootstrap: str, workers: WorkerProcess) -> None:
+        topics = Topics.for_prefix(workers.prefix)
+        self.topics = topics
+        self.events = EventLog(bootstrap, topics.events)
+        self.records = EventLog(bootstrap, topics.records, decoder=decode_delta)
+
+    async def __aenter__(self) -> Logs:
+        await self.events.__aenter__()
+        await self.records.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.records.__aexit__(*exc)
+        await self.events.__aexit__(*exc)
 
 
-async def test_kill_9_during_a_buffering_cycle_changes_nothing(workers: WorkerProcess, kafka_bootstrap: str) -> None:
-    workers.model = "om-deterministic/observer?latency_ms=800"  # slow enough to be killed mid-call
+async def check_as_undisturbed(logs: Logs, expected: ExpectedRun, messages: list[ChatMessage],
+                               fault: FaultReport) -> None:
+    """``version`` (inputs applied) may exceed the core's: a result re-delivered across a rebalance
+    is applied as a counted no-op (KeyState.counters); everything the agent and the tables see must
+    be equal."""
+    redelivered = 0
+    for key, events in expected.events.items():
+        assert logs.events.signatures(key) == events, f"{key}: lifecycle events differ from the core's run"
+        final = expected.snapshots[key]
+        try:
+            await wait_until(lambda: _same_but_version(_snapshots(logs, key)[-1:], final), 30, "")
+        except AssertionError:
+            raise AssertionError(f"{key}: the final record snapshot differs from the core's run: "
+                                 f"{_differences(_snapshots(logs, key)[-1], final)}") from None
+        redelivered += _snapshots(logs, key)[-1].version - final.version
+        cursors = [s.record.last_observed_at or 0 for s in _snapshots(logs, key)]
+        assert cursors == sorted(cursors), f"{key}: the cursor moved back"
+        deltas = logs.records.by_key[key]
+        observed = {m for d in deltas if isinstance(d, MessagesObserved) for m in d.message_ids}
+        observed |= {m for chunk in final.record.buffered_chunks for m in chunk.message_ids}
+        cursor = final.record.last_observed_at or 0
+        lost = [m.id for m in messages if f"thread:{m.thread_id}" == key and m.id not in observed
+                and m.created_at < cursor]  # behind the cursor, so out of the unobserved window for good
+        assert not lost, f"{key}: messages behind the cursor never observed: {lost[:5]}"
+        activated: dict[int, list[str]] = {}
+        for d in deltas:
+            if isinstance(d, ChunkChanged) and d.status == "activated":
+                activated.setdefault(d.generation, []).extend(d.chunk.message_ids)
+        for generation, ids in activated.items():
+            assert len(ids) == len(set(ids)), f"{key}: a message observed twice in generation {generation}"
+    fault.checked("lifecycle events and the final observation log, chunks and cursor equal the core's "
+                  "undisturbed run; no message lost or observed twice; cursor monotonic"
+                  + (f"; {redelivered} re-delivered input(s) ignored by the core" if redelivered else ""))
+
+
+def _same_but_version(got: list[RecordSnapshot], want: RecordSnapshot) -> bool:
+    return len(got) == 1 and got[0].version >= want.version and got[0].model_copy(update={"version": want.version}) == want
+
+
+def _differences(got: RecordSnapshot, want: RecordSnapshot) -> dict[str, tuple[object, object]]:
+    mine, theirs = got.model_dump(), want.model_dump()
+    record = {f"record.{k}": (v, theirs["record"][k]) for k, v in mine.pop("record").items()
+              if v != theirs["record"][k]}
+    return {**record, **{k: (v, theirs[k]) for k, v in mine.items() if k not in ("record", "version") and v != theirs[k]}}
+
+
+def _snapshots(logs: Logs, key: str) -> list[RecordSnapshot]:
+    return [d for d in logs.records.by_key[key] if isinstance(d, RecordSnapshot)]
+
+
+async def test_kill_9_during_a_buffering_cycle_changes_nothing(
+    workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
+) -> None:
+    workers.model = SLOW_MODEL
     messages = conversation(threads=1, per_thread=70)
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     assert any(s[0] == "buffering-start" for s in expected.events["thread:t0"])
     workers.start()
-    topics = Topics.for_prefix(workers.prefix)
     killed = []
 
-    async with EventLog(kafka_bootstrap, topics.events) as log:
+    async with Logs(kafka_bootstrap, workers) as logs:
+        log = logs.events
+
         async def kill_mid_cycle(round_number: int) -> None:
             if killed:
                 return
             before = log.count("thread:t0", "buffering-start")
             ends = log.count("thread:t0", "buffering-end")
-            await _wait_until(lambda: log.count("thread:t0", "buffering-start") > before or
-                              log.count("thread:t0", "buffering-end") > ends, 30)
+            await wait_until(lambda: log.count("thread:t0", "buffering-start") > before or
+                             log.count("thread:t0", "buffering-end") > ends, 30, "no buffering cycle began")
             if log.count("thread:t0", "buffering-start") > log.count("thread:t0", "buffering-end"):
                 workers.kill()
                 killed.append(round_number)
-                workers.start()
+                fault.broke(f"kill -9 of the worker while an Observer call was in flight (round {round_number})")
+                workers.restart_killed()
 
-        await gated_conversation(kafka_bootstrap, topics.messages, log, expected, messages, config,
+        await gated_conversation(kafka_bootstrap, logs.topics.messages, log, expected, messages, config,
                                  after_produce=kill_mid_cycle)
         assert killed, "the worker was never caught mid-cycle"
-        assert log.signatures("thread:t0") == expected.events["thread:t0"]
+        await check_as_undisturbed(logs, expected, messages, fault)
 
 
-async def test_a_second_worker_joining_mid_stream_loses_and_duplicates_nothing(
-    workers: WorkerProcess, kafka_bootstrap: str
+async def test_kill_9_during_an_activation_changes_nothing(
+    workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
 ) -> None:
-    messages = conversation(threads=4, per_thread=80)
+    messages = conversation(threads=1, per_thread=70)
     config = worker_config(workers)
     expected = await expected_run(messages, config)
+    events, gates = expected.events["thread:t0"], expected.gates["thread:t0"]
+    first = next(i for i, s in enumerate(events) if s[0] == "activation")
+    crash_round = next(n for n, (_, count) in enumerate(gates, 1) if count > first)
+    workers.extra_env["OM_CRASH_AT"] = "activation"
     workers.start()
-    topics = Topics.for_prefix(workers.prefix)
 
-    async with EventLog(kafka_bootstrap, topics.events) as log:
-        async def add_worker(round_number: int) -> None:
-            if round_number == 2:
-                workers.start()
+    async with Logs(kafka_bootstrap, workers) as logs:
+        async def crashed_in_activation(round_number: int) -> None:
+            if round_number != crash_round:
+                return
+            proc = workers.handles[0].proc
+            assert proc is not None
+            await wait_until(lambda: proc.poll() is not None, 60, "the worker never reached the activation")
+            assert proc.returncode == -signal.SIGKILL, f"the worker ended with {proc.returncode}, not SIGKILL"
+            fault.broke("the worker SIGKILLed itself after sending an activation's events, chunk changes and "
+                        "state, before committing them (OM_CRASH_AT=activation)")
+            assert logs.events.count("thread:t0", "activation") == 0, "an uncommitted activation was visible"
+            workers.restart_killed(without_env=("OM_CRASH_AT",))
 
-        await gated_conversation(kafka_bootstrap, topics.messages, log, expected, messages, config,
-                                 after_produce=add_worker)
-        assert len(workers.handles) == 2
-        for key, events in expected.events.items():
-            assert log.signatures(key) == events, key
+        await gated_conversation(kafka_bootstrap, logs.topics.messages, logs.events, expected, messages, config,
+                                 after_produce=crashed_in_activation)
+        await check_as_undisturbed(logs, expected, messages, fault)
 
 
-async def test_kill_9_during_a_reflection_changes_nothing(workers: WorkerProcess, kafka_bootstrap: str) -> None:
-    workers.model = "om-deterministic/observer?latency_ms=800"  # reflector calls are slow too
+async def test_kill_9_during_a_reflection_changes_nothing(
+    workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
+) -> None:
+    workers.model = SLOW_MODEL  # reflector calls are slow too
     messages = conversation(threads=1, per_thread=90)
     config = worker_config(workers)
     expected = await expected_run(messages, config)
@@ -101,18 +190,40 @@ async def test_kill_9_during_a_reflection_changes_nothing(workers: WorkerProcess
     start_signature = events[starts[0]]
     caught: list[bool] = []
     workers.start()
-    topics = Topics.for_prefix(workers.prefix)
-    async with EventLog(kafka_bootstrap, topics.events) as log:
+    async with Logs(kafka_bootstrap, workers) as logs:
+        log = logs.events
+
         async def kill_mid_reflection(round_number: int) -> None:
             if round_number != kill_round:
                 return
-            await _wait_until(lambda: start_signature in log.signatures("thread:t0"), 60)
+            await wait_until(lambda: start_signature in log.signatures("thread:t0"), 60, "no reflection began")
             ended = {s[1] for s in log.signatures("thread:t0") if s[0].endswith(("-end", "activation"))}
             caught.append(start_signature[1] not in ended)
             workers.kill()
-            workers.start()
+            fault.broke(f"kill -9 of the worker while the Reflector call {start_signature[1]} was in flight")
+            workers.restart_killed()
 
-        await gated_conversation(kafka_bootstrap, topics.messages, log, expected, messages, config,
+        await gated_conversation(kafka_bootstrap, logs.topics.messages, log, expected, messages, config,
                                  after_produce=kill_mid_reflection)
         assert caught == [True], "the worker was killed while the reflection was in flight"
-        assert log.signatures("thread:t0") == events
+        await check_as_undisturbed(logs, expected, messages, fault)
+
+
+async def test_a_second_worker_joining_mid_stream_loses_and_duplicates_nothing(
+    workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
+) -> None:
+    messages = conversation(threads=4, per_thread=80)
+    config = worker_config(workers)
+    expected = await expected_run(messages, config)
+    workers.start()
+
+    async with Logs(kafka_bootstrap, workers) as logs:
+        async def add_worker(round_number: int) -> None:
+            if round_number == 2:
+                workers.start()
+                fault.broke("a second worker joined mid-stream: partitions and their state moved (rebalance)")
+
+        await gated_conversation(kafka_bootstrap, logs.topics.messages, logs.events, expected, messages, config,
+                                 after_produce=add_worker)
+        assert len(workers.handles) == 2
+        await check_as_undisturbed(logs, expected, messages, fault)

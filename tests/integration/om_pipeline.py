@@ -149,3 +149,10 @@ def table_dump(client: Client) -> dict[str, list[tuple[Any, ...]]]:
         "AND name != 'om_schema_migrations'").result_rows]
     return {table: sorted(client.query(f"SELECT * FROM {quote_identifier(table)} FINAL").result_rows, key=repr)
             for table in tables}
+
+
+def reflective_conversation(threads: int = 2, messages: int = 120) -> Conversation:
+    talk = Conversation(OMConfig.model_validate(REFLECTIVE))
+    for n in range(threads):
+        talk.talk(messages, thread=f"t{n}", resource=f"r{n % 2}", gap_every=30)
+    return talk

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from processors.config import OMConfig
 from processors.decide import decide, event_key
 from processors.tokens import get_counter
+from schemas.deltas import RecordSnapshot
 from schemas.lifecycle import decode_event
 from schemas.messages import ChatMessage
 from streams.llm.client import LiteLLMClient
@@ -87,6 +89,16 @@ class WorkerProcess:
         for handle in self.handles:
             handle.kill()
 
+    def restart_killed(self, *, without_env: tuple[str, ...] = ()) -> None:
+        """Start every worker that died again on its own ports and chDB directory, as a supervisor
+        would; the embedded sink then resumes from its committed offsets into the same tables.
+        ``without_env``: settings to drop first (e.g. the crash point that killed it)."""
+        for handle in self.handles:
+            if handle.proc is not None and handle.proc.poll() is not None:
+                for name in without_env:
+                    handle.env.pop(name, None)
+                handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
+
     def stop(self) -> None:
         for handle in self.handles:
             handle.stop()
@@ -94,10 +106,12 @@ class WorkerProcess:
 
 @dataclass
 class ExpectedRun:
-    """Per key: the core's non-status events, and after which message index each gate closes."""
+    """Per key: the core's non-status events, after which message index each gate closes, and the
+    last record snapshot (the final observation log, chunks and cursor)."""
 
     events: dict[str, list[Signature]]
     gates: dict[str, list[tuple[int, int]]]  # (message index within key, events expected so far)
+    snapshots: dict[str, RecordSnapshot]
 
 
 async def expected_run(messages: list[ChatMessage], config: OMConfig) -> ExpectedRun:
@@ -107,12 +121,14 @@ async def expected_run(messages: list[ChatMessage], config: OMConfig) -> Expecte
     events: dict[str, list[Signature]] = defaultdict(list)
     gates: dict[str, list[tuple[int, int]]] = defaultdict(list)
     index: dict[str, int] = defaultdict(int)
+    snapshots: dict[str, RecordSnapshot] = {}
 
     def apply(event: Any) -> list:
         key = event_key(event, config)
         decision = decide(states.get(key), event, config)
         states[key] = decision.state
         events[key].extend(signature(e) for e in decision.events if e.type != "status")
+        snapshots.update((key, d) for d in decision.deltas if isinstance(d, RecordSnapshot))
         return list(decision.jobs)
 
     for message in messages:
@@ -125,14 +141,15 @@ async def expected_run(messages: list[ChatMessage], config: OMConfig) -> Expecte
         if had_work:
             gates[key].append((index[key], len(events[key])))
         index[key] += 1
-    return ExpectedRun(dict(events), dict(gates))
+    return ExpectedRun(dict(events), dict(gates), snapshots)
 
 
 class EventLog:
-    """Reads the events topic (read_committed) in the background, grouped by key."""
+    """Reads a topic (read_committed) in the background, decoded and grouped by key: the events
+    topic by default, the records topic with ``decoder=decode_delta``."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        self.bootstrap, self.topic = bootstrap, topic
+    def __init__(self, bootstrap: str, topic: str, decoder: Callable[[bytes], Any] = decode_event) -> None:
+        self.bootstrap, self.topic, self.decoder = bootstrap, topic, decoder
         self.by_key: dict[str, list[Any]] = defaultdict(list)
         self._task: asyncio.Task | None = None
 
@@ -154,7 +171,7 @@ class EventLog:
         while True:
             for records in (await self._consumer.getmany(timeout_ms=50)).values():
                 for record in records:
-                    self.by_key[record.key.decode()].append(decode_event(record.value))
+                    self.by_key[record.key.decode()].append(self.decoder(record.value))
 
     def signatures(self, key: str) -> list[Signature]:
         return [signature(e) for e in self.by_key[key] if e.type != "status"]
@@ -170,6 +187,14 @@ class EventLog:
                 raise AssertionError(f"{key}: expected {count} lifecycle events within {deadline_s}s, "
                                      f"got {len(got)}; last: {got[-3:]}")
             await asyncio.sleep(0.02)
+
+
+async def wait_until(condition: Callable[[], bool], deadline_s: float, what: str) -> None:
+    """Poll ``condition`` until it holds; fail naming ``what`` once ``deadline_s`` has passed."""
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} (not within {deadline_s:.0f} s)"
+        await asyncio.sleep(0.02)
 
 
 async def produce(bootstrap: str, topic: str, items: list[tuple[str, bytes]]) -> None:

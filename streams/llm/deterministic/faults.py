@@ -5,7 +5,8 @@ through litellm: ``om-deterministic/observer?latency_ms=200&fail=429&times=2``.
 
 * ``latency_ms`` — wait this long before answering (every call).
 * ``fail`` — ``429``, ``500``, ``503``, ``timeout``, ``400`` (raise that error), ``degenerate``
-  (answer with a looping text) or ``empty`` (answer with an empty ``<observations>`` block).
+  (answer with a looping text), ``empty`` (answer with an empty ``<observations>`` block) or
+  ``malformed`` (an answer cut off mid-line: an unclosed block, a stray closing tag, a broken section).
 * ``times`` — only the first N calls under this exact model name misbehave (default: all).
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-FAIL_KINDS = frozenset({"429", "500", "503", "timeout", "400", "degenerate", "empty"})
+FAIL_KINDS = frozenset({"429", "500", "503", "timeout", "400", "degenerate", "empty", "malformed"})
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,5 @@ class FaultCounter:
 
 DEGENERATE_TEXT = "<observations>\n" + "* 🟡 (10:00) The same thing happened again and again and again.\n" * 300 + "</observations>"
 EMPTY_TEXT = "<observations>\n</observations>"
+MALFORMED_TEXT = ("</current-task>\n<observations>\n* 🔴 (10:00) User asked about the trip budget\n"
+                  "* 🟡 (10:01) Assistant suggested <suggested-response>Ask about th")

@@ -15,7 +15,7 @@ import litellm
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, FaultCounter, FaultPlan, parse_model
+from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, MALFORMED_TEXT, FaultCounter, FaultPlan, parse_model
 from streams.llm.deterministic.observe import observe
 from streams.llm.deterministic.reflect import reflect
 from streams.llm.deterministic.structured import fill_schema
@@ -94,7 +94,7 @@ def _failure(plan: FaultPlan, model: str) -> Exception | str:
         return litellm.Timeout("deterministic timeout", name, PROVIDER)
     if plan.fail == "400":
         return litellm.BadRequestError("deterministic bad request", name, PROVIDER)
-    return DEGENERATE_TEXT if plan.fail == "degenerate" else EMPTY_TEXT
+    return {"degenerate": DEGENERATE_TEXT, "malformed": MALFORMED_TEXT}.get(plan.fail or "", EMPTY_TEXT)
 
 
 def _response(model_response: ModelResponse, text: str, messages: list) -> ModelResponse:

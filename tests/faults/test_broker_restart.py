@@ -1,0 +1,82 @@
+"""The broker restarting mid-stream: the worker rides it out and the outcome is an undisturbed run's.
+
+The test runs its own broker (the session's is shared by every other test) on free ports, with the
+session broker's jars, so that stopping it breaks only this test's worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from streams.services.kafka import LocalKafkaBroker
+from streams.settings import get_settings
+from tests.faults.conftest import FaultReport
+from tests.faults.test_worker_kill import CONFIG, Logs, check_as_undisturbed
+from tests.integration.pipeline import WorkerProcess, conversation, expected_run, gated_conversation, worker_config
+
+pytestmark = pytest.mark.integration
+
+
+def _two_free_ports() -> int:
+    """A port whose successor is free too: the local broker's controller listens on port + 1."""
+    for _ in range(50):
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            with socket.socket() as second:
+                try:
+                    second.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+        return port
+    raise RuntimeError("no two consecutive free ports")
+
+
+@pytest.fixture
+def own_broker(tmp_path: Path) -> Iterator[LocalKafkaBroker]:
+    broker = LocalKafkaBroker(home=tmp_path / "kafka", port=_two_free_ports())
+    shared_jars = get_settings().data_dir / "kafka" / "lib"
+    if shared_jars.is_dir():
+        broker.home.mkdir(parents=True)
+        (broker.home / "lib").symlink_to(shared_jars)
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+async def test_a_broker_restart_mid_stream_changes_nothing(
+    own_broker: LocalKafkaBroker, tmp_path: Path, fault: FaultReport
+) -> None:
+    bootstrap = own_broker.bootstrap
+    workers = WorkerProcess(bootstrap, f"b{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=2)
+    messages = conversation(threads=2, per_thread=60)
+    config = worker_config(workers)
+    expected = await expected_run(messages, config)
+    workers.start()
+    restarted: list[float] = []
+    try:
+        async with Logs(bootstrap, workers) as logs:
+            async def restart_broker(round_number: int) -> None:
+                if round_number != 3:
+                    return
+                began = time.monotonic()
+                await asyncio.to_thread(own_broker.stop)
+                await asyncio.to_thread(own_broker.start)
+                restarted.append(time.monotonic() - began)
+                fault.broke(f"the broker stopped and restarted while a round was in flight "
+                            f"({restarted[0]:.1f} s without a broker)")
+
+            await gated_conversation(bootstrap, logs.topics.messages, logs.events, expected, messages, config,
+                                     after_produce=restart_broker)
+            assert restarted, "the broker was never restarted"
+            assert all(h.proc is not None and h.proc.poll() is None for h in workers.handles), "the worker died"
+            await check_as_undisturbed(logs, expected, messages, fault)
+    finally:
+        workers.stop()
