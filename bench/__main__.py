@@ -38,7 +38,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "core": ("1a. Processor throughput: the core vs the tokenizer bound",
              lambda a: core_throughput.main(a.core_threads, a.core_per_thread)),
     "pipeline": ("1b. Processor throughput: the real Faust worker vs the core",
-                 lambda a: asyncio.run(pipeline_throughput.main(a.pipeline_threads, a.pipeline_per_thread))),
+                 lambda a: asyncio.run(pipeline_throughput.main(
+                     [(a.pipeline_threads, a.pipeline_per_thread), (a.long_threads, a.long_per_thread)]))),
     "latency": ("2. End-to-end latency at a fixed offered load",
                 lambda a: asyncio.run(e2e_latency.main(a.rate, a.seconds, a.latency_threads))),
     "waiting": ("3. Agent waiting with a slow model",
@@ -69,6 +70,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--core-per-thread", type=int, default=2_000)
     p.add_argument("--pipeline-threads", type=int, default=20)
     p.add_argument("--pipeline-per-thread", type=int, default=250)
+    p.add_argument("--long-threads", type=int, default=4, help="the long-thread pipeline run (state size grows)")
+    p.add_argument("--long-per-thread", type=int, default=2_000)
     p.add_argument("--rate", type=float, default=20.0, help="offered load, messages/s")
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--latency-threads", type=int, default=10)

@@ -2,7 +2,8 @@
 
 The baseline is the core alone (``decide`` with the instant fake model) on the same messages,
 measured in this run: the ratio is what the shell (Kafka transactions, changelog, Faust, the sink
-and the LLM agent sharing the machine) costs relative to the state machine it runs.
+and the LLM agent sharing the machine) costs relative to the state machine it runs. Two shapes run:
+many short threads, and a few long ones, whose states (and changelog records) grow with the thread.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from processors.config import OMConfig
 from tests.integration.pipeline import produce
 
 
-async def main(threads: int, per_thread: int) -> None:
+async def main(shapes: list[tuple[int, int]]) -> None:
+    for threads, per_thread in shapes:
+        await _run(threads, per_thread)
+
+
+async def _run(threads: int, per_thread: int) -> None:
     batch = list(messages(threads, per_thread, salt="pipeline"))
     async with running_worker({}) as (topics, arrivals):
         start = time.perf_counter()
