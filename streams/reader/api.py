@@ -85,7 +85,7 @@ class Reader:
         observation = self.config.observation
         unobserved, working_memory = await asyncio.gather(
             self._windows.load(window),
-            self._working_memories.load((resource_id, view.key)) if observation.manage_working_memory else _none(),
+            self._working_memories.load(window) if observation.manage_working_memory else _none(),
         )
         return build_context(
             head.active_observations if head is not None else "",

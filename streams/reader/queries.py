@@ -61,9 +61,12 @@ ORDER BY at DESC, offset DESC
 LIMIT 1 BY resource_id, lookup_key
 """
 
+# No FINAL: a block's content never changes for its wm_version, but a later snapshot may rewrite
+# the row with a newer key version, and FINAL would then hide it from a reader at an older head.
 _WORKING_MEMORIES = f"""
-SELECT resource_id, lookup_key, content FROM om_working_memory FINAL
-WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}
+SELECT resource_id, lookup_key, content FROM om_working_memory
+WHERE (resource_id, lookup_key) IN {{pairs:{_PAIRS}}}
+  AND version <= transform(lookup_key, {{keys:Array(String)}}, {{versions:Array(UInt64)}}, toUInt64(0))
 ORDER BY wm_version DESC
 LIMIT 1 BY resource_id, lookup_key
 """
@@ -187,9 +190,16 @@ def _rounds(requests: Sequence[WindowRequest]) -> list[list[WindowRequest]]:
     return [members for members, _, _ in rounds]
 
 
-def working_memories(client: Client, keys: Sequence[ResourceKey]) -> list[str | None]:
-    found = {(resource, key): content for resource, key, content in _rows(client, _WORKING_MEMORIES, keys=_unique(keys))}
-    return [found.get(key) for key in keys]
+def working_memories(client: Client, requests: Sequence[WindowRequest]) -> list[str | None]:
+    """Each key's newest working memory at or below its head version: the block shown must belong
+    to the same record state as the observations shown with it, however the sink's inserts race."""
+    found: dict[WindowRequest, str | None] = {}
+    for round_ in _rounds(requests):
+        params = {"keys": [r.key for r in round_], "versions": [r.version for r in round_],
+                  "pairs": _unique((r.resource_id, r.key) for r in round_)}
+        rows = {(resource, key): content for resource, key, content in _rows(client, _WORKING_MEMORIES, **params)}
+        found.update((r, rows.get((r.resource_id, r.key))) for r in round_)
+    return [found[r] for r in requests]
 
 
 def latest_statuses(client: Client, keys: Sequence[ResourceKey]) -> list[StatusEvent | None]:
