@@ -7,7 +7,6 @@ session broker's jars, so that stopping it breaks only this test's worker.
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,36 +15,17 @@ from pathlib import Path
 import pytest
 
 from streams.services.kafka import LocalKafkaBroker
-from streams.settings import get_settings
 from tests.faults.conftest import FaultReport
 from tests.faults.test_worker_kill import CONFIG, Logs, check_as_undisturbed
+from tests.integration.kafka_helpers import private_broker
 from tests.integration.pipeline import WorkerProcess, conversation, expected_run, gated_conversation, worker_config
 
 pytestmark = pytest.mark.integration
 
 
-def _two_free_ports() -> int:
-    """A port whose successor is free too: the local broker's controller listens on port + 1."""
-    for _ in range(50):
-        with socket.socket() as first:
-            first.bind(("127.0.0.1", 0))
-            port = first.getsockname()[1]
-            with socket.socket() as second:
-                try:
-                    second.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-        return port
-    raise RuntimeError("no two consecutive free ports")
-
-
 @pytest.fixture
 def own_broker(tmp_path: Path) -> Iterator[LocalKafkaBroker]:
-    broker = LocalKafkaBroker(home=tmp_path / "kafka", port=_two_free_ports())
-    shared_jars = get_settings().data_dir / "kafka" / "lib"
-    if shared_jars.is_dir():
-        broker.home.mkdir(parents=True)
-        (broker.home / "lib").symlink_to(shared_jars)
+    broker = private_broker(tmp_path)
     broker.start()
     yield broker
     broker.stop()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import socket
 import time
+from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.structs import ConsumerRecord
+
+from streams.services.kafka import LocalKafkaBroker
+from streams.settings import get_settings
 
 # Short fetch waits keep each poll cheap; session/heartbeat are small but leave headroom for a
 # busy 2-core machine, since no test here waits for a session to expire.
@@ -30,3 +35,28 @@ async def read_records(consumer: AIOKafkaConsumer, count: int, deadline_s: float
             records.extend(batch)
     return records
 
+
+def private_broker(tmp_path: Path) -> LocalKafkaBroker:
+    """A second broker on free ports that reuses the already resolved jars (if any: with the docker
+    backend it resolves its own on start)."""
+    shared = LocalKafkaBroker.from_settings(get_settings())
+    home = tmp_path / "kafka"
+    home.mkdir()
+    if (shared.home / "lib").is_dir():
+        (home / "lib").symlink_to(shared.home / "lib")
+    return LocalKafkaBroker(home=home, port=_free_port_pair())
+
+
+def _free_port_pair() -> int:
+    """A port p with p + 1 free too (the controller listens there)."""
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+            with socket.socket() as b:
+                try:
+                    b.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+                return port
+    raise RuntimeError("no two adjacent free ports on 127.0.0.1")

@@ -8,7 +8,6 @@ disk without disturbing the session's shared broker.
 from __future__ import annotations
 
 import asyncio
-import socket
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from streams.services.kafka import LocalKafkaBroker
 from streams.services.kafka_health import is_healthy
 from streams.services.kafka_topics import create_topics
 from streams.settings import get_settings
-from tests.integration.kafka_helpers import FAST_CONSUMER, read_records
+from tests.integration.kafka_helpers import FAST_CONSUMER, private_broker, read_records
 
 pytestmark = pytest.mark.integration
 
@@ -75,7 +74,7 @@ async def test_local_broker_keeps_records_and_commits_across_a_restart(
 ) -> None:
     if test_backend != "local":
         pytest.skip("restarts a broker through the project's local scripts; the docker backend has none")
-    broker = _private_broker(tmp_path)
+    broker = private_broker(tmp_path)
     await asyncio.to_thread(broker.start)
     try:
         await create_topics(broker.bootstrap, ["durable"], partitions=2)
@@ -109,30 +108,6 @@ async def test_starting_a_running_broker_again_is_harmless(test_backend: str, ka
     assert await asyncio.to_thread(broker.start) is False
     assert broker.status().pid == pid
     assert await asyncio.to_thread(is_healthy, kafka_bootstrap)
-
-
-def _private_broker(tmp_path: Path) -> LocalKafkaBroker:
-    """A second broker on free ports that reuses the already resolved jars."""
-    shared = LocalKafkaBroker.from_settings(get_settings())
-    home = tmp_path / "kafka"
-    home.mkdir()
-    (home / "lib").symlink_to(shared.home / "lib")
-    return LocalKafkaBroker(home=home, port=_free_port_pair())
-
-
-def _free_port_pair() -> int:
-    """A port p with p + 1 free too (the controller listens there)."""
-    for _ in range(50):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-            with socket.socket() as b:
-                try:
-                    b.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-                return port
-    raise RuntimeError("no two adjacent free ports on 127.0.0.1")
 
 
 async def _produce(bootstrap: str, topic: str, values: list[bytes], keyed: bool = False) -> None:
