@@ -71,27 +71,34 @@ ORDER BY wm_version DESC
 LIMIT 1 BY resource_id, lookup_key
 """
 
-# For a round of requests in which a thread id names one request and a key one resource and head
-# version (arrays are aligned by request). `cuts` holds each key's newest deletion tombstone:
-# max(deleted_at) is what FINAL would keep, deleted_at being the table's version column. Both are
-# computed once, so each row is only looked up in constant arrays, and no join slows the scan.
-_UNOBSERVED = f"""
-WITH
-    {{thread_ids:Array(String)}} AS thread_ids,
-    {{keys:Array(String)}} AS keys,
-    {{versions:Array(UInt64)}} AS versions,
-    (SELECT (groupArray(lookup_key), groupArray(deleted_at)) FROM (
-        SELECT lookup_key, max(deleted_at) AS deleted_at FROM om_deleted_keys
-        WHERE (resource_id, lookup_key) IN {{resource_keys:{_PAIRS}}}
-        GROUP BY lookup_key)) AS cuts
+def _unobserved_sql(match: str, observed: str) -> str:
+    """The unobserved-messages query of a round in which a thread id names one request and a key one
+    resource and head version (arrays are aligned by request); a row is observed when ``match`` is
+    among the ``observed`` columns of the key's observation rows at or below its head version."""
+    return f"""
+WITH {{thread_ids:Array(String)}} AS thread_ids, {{keys:Array(String)}} AS keys
 SELECT thread_id, id, role, created_at, parts, model, metadata, message_resource_id
 FROM om_messages FINAL
 WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}} AND role != 'system'
-  AND created_at > transform(transform(thread_id, thread_ids, keys, ''), cuts.1, cuts.2, toInt64(-1))
-  AND (transform(thread_id, thread_ids, keys, ''), id) NOT IN (
-    SELECT lookup_key, message_id FROM om_message_observations FINAL
-    WHERE lookup_key IN keys AND version <= transform(lookup_key, keys, versions, toUInt64(0)))
+  AND {match} NOT IN (
+    SELECT {observed} FROM om_message_observations FINAL
+    WHERE lookup_key IN keys AND version <= transform(lookup_key, keys, {{versions:Array(UInt64)}}, toUInt64(0)))
 ORDER BY thread_id, created_at, version
+"""
+
+
+# A round of one key (every lone call) matches by message id alone: a set of strings costs a
+# fraction of a set of (key, id) pairs to build and probe, and that is most of this query's time.
+_UNOBSERVED_ONE_KEY = _unobserved_sql("id", "message_id")
+_UNOBSERVED = _unobserved_sql("(transform(thread_id, thread_ids, keys, ''), id)", "lookup_key, message_id")
+
+# Each key's tombstones; the newest, max(deleted_at), is what FINAL would keep (deleted_at being
+# the table's version column). Asked apart from the messages, and only when there are messages to
+# cut: folded into the messages query as a scalar subquery it cost more than this query's own
+# round trip. Asked after them, so a tombstone that lands in between hides what it deletes.
+_DELETION_CUTS = f"""
+SELECT resource_id, lookup_key, deleted_at FROM om_deleted_keys
+WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}
 """
 
 _CAUGHT_UP = """
@@ -156,17 +163,31 @@ def threads_with_messages(client: Client, threads: Sequence[ResourceThread]) -> 
 
 
 def unobserved_messages(client: Client, requests: Sequence[WindowRequest]) -> list[list[ChatMessage]]:
-    """Each thread's messages no observation at or below its head version covers, oldest first."""
+    """Each thread's messages no observation at or below its head version covers, and no deletion
+    of its key hides, oldest first."""
     windows: dict[WindowRequest, list[ChatMessage]] = {}
     for round_ in _rounds(requests):
-        by_thread = {r.thread_id: windows.setdefault(r, []) for r in round_}
-        params = {"thread_ids": [r.thread_id for r in round_], "keys": [r.key for r in round_],
-                  "versions": [r.version for r in round_],
-                  "threads": [(r.resource_id, r.thread_id) for r in round_],
-                  "resource_keys": _unique((r.resource_id, r.key) for r in round_)}
-        for thread_id, *row in _rows(client, _UNOBSERVED, **params):
-            by_thread[thread_id].append(_message(thread_id, row))
+        by_thread = {r.thread_id: r for r in round_}
+        keys = [r.key for r in round_]
+        params = {"thread_ids": list(by_thread), "keys": keys, "versions": [r.version for r in round_],
+                  "threads": [(r.resource_id, r.thread_id) for r in round_]}
+        rows = _rows(client, _UNOBSERVED_ONE_KEY if len(set(keys)) == 1 else _UNOBSERVED, **params)
+        cuts = _deletion_cuts(client, _unique((r.resource_id, r.key) for r in round_)) if rows else {}
+        windows.update((r, []) for r in round_)
+        for thread_id, *row in rows:
+            request = by_thread[thread_id]
+            created_at = row[2]
+            if created_at > cuts.get((request.resource_id, request.key), -1):
+                windows[request].append(_message(thread_id, row))
     return [list(windows[r]) for r in requests]
+
+
+def _deletion_cuts(client: Client, keys: Sequence[ResourceKey]) -> dict[ResourceKey, int]:
+    """Each deleted key's cut-off: its messages created at or before it are gone."""
+    cuts: dict[ResourceKey, int] = {}
+    for resource, key, deleted_at in _rows(client, _DELETION_CUTS, keys=keys):
+        cuts[resource, key] = max(deleted_at, cuts.get((resource, key), deleted_at))
+    return cuts
 
 
 def _rounds(requests: Sequence[WindowRequest]) -> list[list[WindowRequest]]:
