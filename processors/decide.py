@@ -194,6 +194,6 @@ def _snapshot(step: Step) -> RecordSnapshot:
         at=step.now,
         record=state.record,
         threads=dict(state.threads),
-        pending_message_tokens=state.pending_tokens(),
+        pending_message_tokens=step.pending(),
         unobserved_message_ids=[m.id for m in state.window],
     )

@@ -38,6 +38,8 @@ class Step:
     observed_ids: list[str] = field(default_factory=list)
     inserted: list[ChatMessage] = field(default_factory=list)
     record_changed: bool = False
+    _pending_of: tuple[Any, Any] | None = field(default=None, repr=False)
+    _pending: int = field(default=0, repr=False)
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
@@ -113,7 +115,14 @@ class Step:
         )
 
     def pending(self) -> int:
-        return self.state.pending_tokens()
+        """The rules ask several times per step while the window changes at most a few times, and
+        summing a long window each time was a fifth of the core's cost: memoised on the (immutable)
+        window and token map the sum was taken over."""
+        state = self.state
+        memo = self._pending_of
+        if memo is None or memo[0] is not state.window or memo[1] is not state.message_tokens:
+            self._pending, self._pending_of = state.pending_tokens(), (state.window, state.message_tokens)
+        return self._pending
 
     def message_tokens(self, messages: list[ChatMessage]) -> int:
         """Mastra's ``countMessages`` over a subset of the window, from the per-message cache."""
