@@ -32,7 +32,7 @@ def own_broker(tmp_path: Path) -> Iterator[LocalKafkaBroker]:
 
 
 @pytest.mark.xfail(reason="known bug, issue 8: after a broker restart the worker sometimes stops processing "
-                          "(1 of 3 runs; no error logged after reconnecting). Passes otherwise.", strict=False)
+                          "(both clean-clone CI runs; local runs passed; no error logged after reconnecting).", strict=False)
 async def test_a_broker_restart_mid_stream_changes_nothing(
     own_broker: LocalKafkaBroker, tmp_path: Path, fault: FaultReport
 ) -> None:
