@@ -203,6 +203,11 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
     hooks = load_hooks(settings)  # at start: a bad import path fails the worker, not a cycle
     log.info("om.hooks.loaded", extra={slot: [h.path for h in named] for slot, named in hooks.slots.items()})
 
+    async def deliver(stream: faust.StreamT, event: faust.EventT, topic: str, value: bytes) -> None:
+        async with fence:
+            await send_with_input(app, event.message.topic, event.message.partition, topic, event.key, value)
+            await stream.ack(event)
+
     @app.agent(out[topics.jobs], name="om-llm", concurrency=settings.llm_concurrency)
     async def om_llm(stream: faust.StreamT) -> None:
         async for event in stream.events():
@@ -213,16 +218,10 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                     topic=event.message.topic, partition=event.message.partition,
                     offset=event.message.offset, key=event.key, value=event.value, error=exc,
                     stage="decode", failed_at=int(time.time() * 1000))
-                async with fence:
-                    await send_with_input(app, event.message.topic, event.message.partition, topics.dlq,
-                                          event.key, letter.to_bytes())
-                    await stream.ack(event)
+                await deliver(stream, event, topics.dlq, letter.to_bytes())
                 continue
             result = await run_job(job, config, llm, counter, hooks)
             log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
                                            "input_tokens": result.usage.input_tokens,
                                            "output_tokens": result.usage.output_tokens})
-            async with fence:
-                await send_with_input(app, event.message.topic, event.message.partition, topics.results,
-                                      event.key, result.to_bytes())
-                await stream.ack(event)
+            await deliver(stream, event, topics.results, result.to_bytes())
