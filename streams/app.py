@@ -12,6 +12,10 @@ Guarantees:
   if the first run never happened.
 * One owner per lookup key: every topic is keyed by the lookup key and has the same partition
   count, so a key's messages, control events, results and state changelog share a partition number.
+* A worker whose acknowledged processor input stays uncommitted while the broker answers (a
+  transaction lost in a broker restart) restarts itself in place from the last commit
+  (streams/stall_guard.py). The LLM agent's acks are not watched: with concurrent calls they
+  complete out of order, so a slow call legitimately holds its partition's commit back.
 * LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency) and hold no
   state; the processor never waits for a model.
 
@@ -45,6 +49,7 @@ from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.llm.retry import RetryPolicy
 from streams.settings import Settings
+from streams.stall_guard import StallGuard
 from streams.topics import Topics
 from streams.transactions import send_with_input
 
@@ -93,7 +98,9 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     fence = asyncio.Lock()
     _install_commit_fence(app, settings, fence)
     if role in ("all", "processor"):
-        _install_processor(app, settings, config, topics, fence)
+        guard = StallGuard(app, settings)
+        guard.install()
+        _install_processor(app, settings, config, topics, fence, guard)
         if embedded.is_embedded(settings):
             embedded.install(app, settings, config)
     if role in ("all", "llm"):
@@ -120,6 +127,8 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
 
         async def fenced_commit(*args: Any, **kwargs: Any) -> bool:
             async with fence:
+                if settings.stall_commits:
+                    return False
                 return await unfenced(*args, **kwargs)
 
         consumer.commit = fenced_commit  # type: ignore[method-assign]
@@ -131,7 +140,7 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
 
 
 def _install_processor(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
-                       fence: asyncio.Lock) -> None:
+                       fence: asyncio.Lock, guard: StallGuard) -> None:
     inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
                        partitions=settings.partitions)
     changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
@@ -177,6 +186,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                 crash_if_armed(settings.crash_at, result.event_types)
                 for event in events:
                     await stream.ack(event)
+                for record in records:  # acked in order and all at once: the guard may expect them committed
+                    guard.acked(record.topic, record.partition, record.offset)
 
     ticked: dict[str, Hashable] = {}
 

@@ -35,7 +35,7 @@ def json_handler() -> logging.Handler:
     return handler
 
 
-def configure(level: str = "INFO") -> logging.Handler:
+def configure(level: str = "INFO") -> None:
     """JSON logs on stderr; chatty libraries (litellm logs prompts' metadata at INFO) at WARNING."""
     handler = json_handler()
     handler.setLevel(level.upper())
@@ -45,4 +45,3 @@ def configure(level: str = "INFO") -> logging.Handler:
     logging.Formatter.converter = time.gmtime
     for noisy in ("LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return handler

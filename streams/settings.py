@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     commit_interval_ms: int = Field(default=100, ge=10, description="transaction commit interval")
     crash_at: str = Field(default="", description="fault tests only: the worker kills itself (SIGKILL) after "
                           "sending, before committing, a batch that emits this lifecycle event type")
+    commit_stall_s: float = Field(default=60.0, ge=0, description="a worker whose acknowledged input stays "
+                                  "uncommitted this long while the broker answers restarts itself in place "
+                                  "from the last commit (streams/stall_guard.py); 0 = never")
+    stall_commits: bool = Field(default=False, description="fault tests only: commits silently do nothing, "
+                                "until the stall restart drops this setting")
     idle_check_seconds: float = Field(default=5.0, gt=0, description="how often quiet keys get idle ticks")
     sink_group: str = Field(default="", description="consumer group of the ClickHouse sink; empty = <prefix>-sink")
     sink_max_batch: int = Field(default=5000, ge=1, description="records per ClickHouse insert, at most")

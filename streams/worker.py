@@ -26,10 +26,10 @@ async def ensure_topics(settings: Settings) -> None:
 
 def run_worker(role: Role = "all", settings: Settings | None = None) -> None:
     settings = settings or get_settings()
-    handler = logs.configure(settings.log_level)
+    logs.configure(settings.log_level)
     config = load_config(settings)
     asyncio.run(ensure_topics(settings))
     app = build_app(settings, config, role)
-    app.conf.loghandlers = [handler]
-    worker = faust.Worker(app, loglevel=settings.log_level)
+    # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
+    worker = faust.Worker(app, loglevel=settings.log_level, override_logging=False)
     worker.execute_from_commandline()

@@ -7,14 +7,18 @@ a different program on that port) fails the Metadata request, which is what clie
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaClient
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaConnectionError, KafkaError
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def port_accepts(host: str, port: int, timeout: float = 0.5) -> bool:
@@ -64,3 +68,20 @@ def _run_blocking(coro: Coroutine[Any, Any, bool]) -> bool:
         return asyncio.run(coro)
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+async def start_when_reachable(start: Callable[[], Awaitable[T]], bootstrap: str, who: str,
+                               give_up_after_s: float = 300.0) -> T:
+    """Retry ``start`` while the broker cannot be reached: a broker restarting just as a service
+    starts should delay the service, not end it. Other errors (bad config, auth) fail at once."""
+    deadline = time.monotonic() + give_up_after_s
+    delay = 0.2
+    while True:
+        try:
+            return await start()
+        except KafkaConnectionError:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("kafka.unreachable", extra={"who": who, "bootstrap": bootstrap, "retry_in_s": delay})
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)

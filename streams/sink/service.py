@@ -36,6 +36,7 @@ from processors.redaction import Redactor
 from schemas.base import SchemaError
 from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
+from streams.services.kafka_health import start_when_reachable
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
 from streams.topics import Topics
@@ -83,17 +84,26 @@ class Sink:
     async def start(self) -> None:
         """Join the group and run the loop as a task on the running event loop."""
         opts = self.options
-        self._consumer = AIOKafkaConsumer(
-            *self._converters, bootstrap_servers=self.bootstrap, group_id=opts.group_id,
-            enable_auto_commit=False, auto_offset_reset="earliest",
-            isolation_level="read_committed",  # aborted processor transactions never reach tables
-            **opts.consumer,
-        )
-        self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True)
-        await self._producer.start()
-        await self._consumer.start()
+        self._producer, self._consumer = await start_when_reachable(self._connect, self.bootstrap, "sink")
         self._task = asyncio.create_task(self._run(), name="om-sink")
         log.info("sink.started", extra={"group": opts.group_id, "topics": list(self._converters)})
+
+    async def _connect(self) -> tuple[AIOKafkaProducer, AIOKafkaConsumer]:
+        producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True)
+        consumer = AIOKafkaConsumer(
+            *self._converters, bootstrap_servers=self.bootstrap, group_id=self.options.group_id,
+            enable_auto_commit=False, auto_offset_reset="earliest",
+            isolation_level="read_committed",  # aborted processor transactions never reach tables
+            **self.options.consumer,
+        )
+        try:
+            await producer.start()
+            await consumer.start()
+        except BaseException:
+            await consumer.stop()
+            await producer.stop()
+            raise
+        return producer, consumer
 
     async def stop(self) -> None:
         """Finish the batch in hand (if ClickHouse takes it), then leave the group."""

@@ -1,7 +1,9 @@
 """The broker restarting mid-stream: the worker rides it out and the outcome is an undisturbed run's.
 
 The test runs its own broker (the session's is shared by every other test) on free ports, with the
-session broker's jars, so that stopping it breaks only this test's worker.
+session broker's jars, so that stopping it breaks only this test's worker. A worker can wedge here
+(a transaction lost across the restart while Faust carries on as if it had committed, about one
+run in twenty); its stall guard then restarts it in place, and the test says so.
 """
 
 from __future__ import annotations
@@ -31,8 +33,6 @@ def own_broker(tmp_path: Path) -> Iterator[LocalKafkaBroker]:
     broker.stop()
 
 
-@pytest.mark.xfail(reason="known bug, issue 8: after a broker restart the worker sometimes stops processing "
-                          "(both clean-clone CI runs; local runs passed; no error logged after reconnecting).", strict=False)
 async def test_a_broker_restart_mid_stream_changes_nothing(
     own_broker: LocalKafkaBroker, tmp_path: Path, fault: FaultReport
 ) -> None:
@@ -59,6 +59,10 @@ async def test_a_broker_restart_mid_stream_changes_nothing(
                                      after_produce=restart_broker)
             assert restarted, "the broker was never restarted"
             assert all(h.proc is not None and h.proc.poll() is None for h in workers.handles), "the worker died"
+            restarts = sum(h.log.read_bytes().count(b"om.worker.stalled") for h in workers.handles)
+            if restarts:  # the known Faust/aiokafka wedge (streams/stall_watch.py) happened and was recovered
+                fault.checked(f"the worker's stall guard restarted it in place {restarts} time(s) after "
+                              "its commits stopped reaching the restarted broker")
             await check_as_undisturbed(logs, expected, messages, fault)
     finally:
         workers.stop()

@@ -10,6 +10,7 @@ pipeline's event sequence must equal the core's exactly, whatever the timing of 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -62,9 +63,10 @@ class WorkerProcess:
             "OM_MODEL": self.model,
             "OM_PARTITIONS": str(self.partitions),
             "OM_DATA_DIR": str(self.workdir / "data"),
-            "OM_LOG_LEVEL": "WARNING",
+            "OM_LOG_LEVEL": os.environ.get("OM_TEST_WORKER_LOG_LEVEL", "WARNING"),
             "OM_LLM_CONCURRENCY": "1",  # results in issue order, as the core's own run answers them
             "OM_SESSION_TIMEOUT_MS": "6000",  # a killed worker's partitions move on quickly
+            "OM_COMMIT_STALL_S": "15",  # a wedged worker restarts itself well within a round's deadline
             **self.extra_env,
         }
 

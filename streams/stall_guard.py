@@ -1,0 +1,81 @@
+"""The worker restarts itself, in place, when its acknowledged work stops reaching the broker.
+
+The shell around :class:`streams.stall_watch.StallWatch`: the agents report what they acknowledged
+(:meth:`StallGuard.acked`), a timer asks the broker for the group's committed offsets, and on a
+stall the process logs what it saw and ``exec``s itself (same pid, same arguments). Re-executing is
+the recovery Kafka Streams does for a task whose transaction failed: state is rebuilt from the
+committed changelog, inputs are re-read from the committed offsets, and the new transactional
+producers fence off (abort) whatever the wedged process left open. A graceful Faust shutdown is not
+attempted: it waits on the very transactions that are stuck.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+import faust
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
+
+from streams.settings import Settings
+from streams.stall_watch import Stall, StallWatch
+
+log = logging.getLogger(__name__)
+ONE_SHOT_FAILPOINTS = ("OM_STALL_COMMITS",)  # fault tests: dropped on the restart they provoke
+
+
+class StallGuard:
+    def __init__(self, app: faust.App, settings: Settings) -> None:
+        self.watch = StallWatch(limit_s=settings.commit_stall_s)
+        self._app = app
+        self._bootstrap = settings.kafka_bootstrap
+        self._admin: AIOKafkaAdminClient | None = None
+
+    def acked(self, topic: str, partition: int, offset: int) -> None:
+        self.watch.acked((topic, partition), offset + 1)
+
+    def install(self) -> None:
+        if self.watch.limit_s <= 0:
+            return
+
+        @self._app.on_partitions_assigned.connect
+        async def keep_assigned(app: faust.App, assigned: set, **_: Any) -> None:
+            self.watch.keep_only((tp.topic, tp.partition) for tp in assigned)
+
+        @self._app.timer(interval=min(10.0, max(1.0, self.watch.limit_s / 4)), on_leader=False)
+        async def check_commits() -> None:
+            committed = await self._committed()
+            if committed is None:
+                self.watch.broker_unreachable()
+                return
+            stalls = self.watch.check(committed, time.monotonic())
+            if stalls:
+                restart_in_place(stalls)
+
+    async def _committed(self) -> dict[tuple[str, int], int] | None:
+        try:
+            if self._admin is None:
+                admin = AIOKafkaAdminClient(bootstrap_servers=self._bootstrap, request_timeout_ms=5000)
+                await asyncio.wait_for(admin.start(), 10)
+                self._admin = admin
+            offsets = await asyncio.wait_for(self._admin.list_consumer_group_offsets(self._app.conf.id), 10)
+        except (KafkaError, OSError, asyncio.TimeoutError):
+            return None
+        return {(tp.topic, tp.partition): meta.offset for tp, meta in offsets.items() if meta.offset >= 0}
+
+
+def restart_in_place(stalls: list[Stall]) -> None:
+    log.critical("om.worker.stalled", extra={
+        "action": "restarting in place from the last commit (nothing acknowledged-but-uncommitted is lost)",
+        "stalls": [{"partition": f"{s.partition[0]}/{s.partition[1]}", "acked": s.acked,  # type: ignore[index]
+                    "committed": s.committed, "seconds": round(s.seconds, 1)} for s in stalls]})
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    for name in ONE_SHOT_FAILPOINTS:
+        os.environ.pop(name, None)
+    os.execve(sys.executable, sys.orig_argv, os.environ)
