@@ -30,6 +30,7 @@ import logging
 import time
 from collections.abc import Hashable
 from typing import Any, Literal
+from weakref import WeakSet
 
 import faust
 import orjson
@@ -124,13 +125,16 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
 
     The consumer is wrapped at the first assignment: only then is it the worker's transactional
     consumer, and nothing is in flight before it. Every assignment then aborts what an earlier
-    owner's transactions may have left dangling in the topics we write (``written``), before any
-    batch of ours can commit it (streams/transactions.py)."""
+    owner's transactions may have left dangling in the topics we write (``written``), through each
+    newly started transactional producer, before any batch of ours can commit it
+    (streams/transactions.py)."""
+
+    cleaned: WeakSet[Any] = WeakSet()
 
     @app.on_partitions_assigned.connect
     async def fence_every_commit(app: faust.App, assigned: set, **_: Any) -> None:
         async with fence:
-            await abort_dangling(app, written, settings.partitions)
+            await abort_dangling(app, written, settings.partitions, cleaned)
         consumer = app.consumer
         if getattr(consumer, "_om_fenced", False):
             return
