@@ -30,7 +30,6 @@ import logging
 import time
 from collections.abc import Hashable
 from typing import Any, Literal
-from weakref import WeakSet
 
 import faust
 import orjson
@@ -52,7 +51,7 @@ from streams.llm.retry import RetryPolicy
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
 from streams.topics import Topics
-from streams.transactions import abort_dangling, send_with_input
+from streams.transactions import send_with_input
 
 Role = Literal["all", "processor", "llm"]
 NEVER = 10 * 365 * 86_400.0
@@ -97,10 +96,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
 
     out = {name: topic(name) for name in topics.all()}  # declared so Faust creates them alike
     fence = asyncio.Lock()
-    written = [topics.jobs, topics.results, topics.events, topics.records, topics.dlq]  # in transactions
-    if role in ("all", "processor"):
-        written.append(changelog_name(app))
-    _install_commit_fence(app, settings, fence, written)
+    _install_commit_fence(app, settings, fence)
     if role in ("all", "processor"):
         guard = StallGuard(app, settings)
         guard.install()
@@ -114,27 +110,16 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     return app
 
 
-def changelog_name(app: faust.App) -> str:
-    return f"{app.conf.id}-{STATE_TABLE}-changelog"
-
-
-def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock, written: list[str]) -> None:
+def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock) -> None:
     """Every commit waits for the fence — ours on a timer, and Faust's own: during a rebalance its
     ``wait_empty`` commits while agents still work, which without the fence could commit half a
     processor batch, or an LLM result whose job is not yet acked (the new owner re-runs the job).
 
     The consumer is wrapped at the first assignment: only then is it the worker's transactional
-    consumer, and nothing is in flight before it. Every assignment then aborts what an earlier
-    owner's transactions may have left dangling in the topics we write (``written``), through each
-    newly started transactional producer, before any batch of ours can commit it
-    (streams/transactions.py)."""
-
-    cleaned: WeakSet[Any] = WeakSet()
+    consumer, and nothing is in flight before it."""
 
     @app.on_partitions_assigned.connect
     async def fence_every_commit(app: faust.App, assigned: set, **_: Any) -> None:
-        async with fence:
-            await abort_dangling(app, written, settings.partitions, cleaned)
         consumer = app.consumer
         if getattr(consumer, "_om_fenced", False):
             return
@@ -158,7 +143,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                        fence: asyncio.Lock, guard: StallGuard) -> None:
     inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
                        partitions=settings.partitions)
-    changelog = app.topic(changelog_name(app), key_serializer="json",
+    changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
                           value_serializer=state_codec.CODEC_NAME, partitions=settings.partitions,
                           compacting=True, deleting=False,
                           config={"max.message.bytes": str(MAX_RECORD_BYTES)})
