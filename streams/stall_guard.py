@@ -1,12 +1,13 @@
 """The worker restarts itself, in place, when its acknowledged work stops reaching the broker.
 
-The shell around :class:`streams.stall_watch.StallWatch`: the agents report what they acknowledged
-(:meth:`StallGuard.acked`), a timer asks the broker for the group's committed offsets, and on a
-stall the process logs what it saw and ``exec``s itself (same pid, same arguments). Re-executing is
-the recovery Kafka Streams does for a task whose transaction failed: state is rebuilt from the
-committed changelog, inputs are re-read from the committed offsets, and the new transactional
-producers fence off (abort) whatever the wedged process left open. A graceful Faust shutdown is not
-attempted: it waits on the very transactions that are stuck.
+The shell around :class:`streams.stall_watch.StallWatch`: the processor reports what it
+acknowledged (:meth:`StallGuard.acked`), a timer asks the broker for the group's committed offsets,
+and on a stall the process logs what it saw and ``exec``s itself (same pid, same arguments).
+Re-executing is the recovery Kafka Streams does for a task whose transaction failed: state is
+rebuilt from the committed changelog and inputs are re-read from the committed offsets. A graceful
+Faust shutdown is not attempted: it waits on the very transactions that are stuck. Not covered: a
+transaction the broker itself forgot (README, "A broker restart can leave a hanging transaction")
+has no coordinator to abort it, so the restarted producer's first commit commits it too.
 """
 
 from __future__ import annotations
