@@ -5,9 +5,9 @@ acknowledged (:meth:`StallGuard.acked`), a timer asks the broker for the group's
 and on a stall the process logs what it saw and ``exec``s itself (same pid, same arguments).
 Re-executing is the recovery Kafka Streams does for a task whose transaction failed: state is
 rebuilt from the committed changelog and inputs are re-read from the committed offsets. A graceful
-Faust shutdown is not attempted: it waits on the very transactions that are stuck. Not covered: a
-transaction the broker itself forgot (README, "A broker restart can leave a hanging transaction")
-has no coordinator to abort it, so the restarted producer's first commit commits it too.
+Faust shutdown is not attempted: it waits on the very transactions that are stuck. A transaction
+the broker itself forgot (README, "A broker restart can leave a hanging transaction") has no
+coordinator to abort it: the restarted ``om run`` aborts it before producing (streams/worker.py).
 """
 
 from __future__ import annotations

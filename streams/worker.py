@@ -7,15 +7,20 @@ transaction finish or abort, and leave the consumer group cleanly.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import faust
+from aiokafka.errors import KafkaError
 
 from streams import logs
 from streams.app import Role, build_app
 from streams.om_config import load_config
 from streams.services.kafka_topics import create_topics
+from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
 from streams.settings import Settings, get_settings
 from streams.topics import Topics
+
+log = logging.getLogger(__name__)
 
 
 async def ensure_topics(settings: Settings) -> None:
@@ -24,11 +29,27 @@ async def ensure_topics(settings: Settings) -> None:
     await create_topics(settings.kafka_bootstrap, names, settings.partitions, settings.replication)
 
 
+async def prepare_broker(settings: Settings) -> None:
+    """Topics first, then abort what a broker left hanging on them: before this worker's producers
+    exist, or their first commit would carry a forgotten batch (see :mod:`streams.hanging_txns`).
+
+    A failed cleanup is logged, not fatal: the worker is still correct unless a transaction
+    really hangs, and then the stall guard restarts it, which runs this again."""
+    await ensure_topics(settings)
+    try:
+        await abort_hanging_transactions(settings.kafka_bootstrap,
+                                         (f"{settings.topic_prefix}.", f"{settings.topic_prefix}-"))
+    except (TxnCleanupError, KafkaError, OSError) as error:
+        log.error("om.txn.cleanup_failed", extra={
+            "error": repr(error), "action": "starting anyway; if consumers stall, list hanging transactions with "
+                                            "kafka-transactions.sh find-hanging and abort them"})
+
+
 def run_worker(role: Role = "all", settings: Settings | None = None) -> None:
     settings = settings or get_settings()
     logs.configure(settings.log_level)
     config = load_config(settings)
-    asyncio.run(ensure_topics(settings))
+    asyncio.run(prepare_broker(settings))
     app = build_app(settings, config, role)
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
     worker = faust.Worker(app, loglevel=settings.log_level, override_logging=False)

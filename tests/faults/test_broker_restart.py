@@ -3,8 +3,8 @@
 The test runs its own broker (the session's is shared by every other test) on free ports, with the
 session broker's jars, so that stopping it breaks only this test's worker. In about one run in
 twenty locally, and in most CI runs, the broker takes a transactional batch while shutting down and
-forgets its transaction (see the xfail reason); the worker's stall guard then restarts it in place,
-and the test says so.
+forgets its transaction: the worker's stall guard then restarts it in place, the restarted worker
+aborts the forgotten batch before it produces (streams/hanging_txns.py), and the test says so.
 """
 
 from __future__ import annotations
@@ -34,12 +34,6 @@ def own_broker(tmp_path: Path) -> Iterator[LocalKafkaBroker]:
     broker.stop()
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known, issue 8 (about 1 restart in 20 locally, most CI runs where it runs first): the single broker's controlled shutdown accepts a "
-    "transactional batch whose transaction it does not persist, leaving a hanging transaction. The "
-    "stall guard restarts the wedged worker (no more hang), but the restarted producer's first commit "
-    "marker also commits the dangling batch, so that batch's outputs appear twice. An abort-on-"
-    "assignment defence was tried and reverted: it stalled recovery after a kill -9 in CI."))
 async def test_a_broker_restart_mid_stream_changes_nothing(
     own_broker: LocalKafkaBroker, tmp_path: Path, fault: FaultReport
 ) -> None:
@@ -70,6 +64,10 @@ async def test_a_broker_restart_mid_stream_changes_nothing(
             if restarts:  # the broker's hanging transaction wedged the worker (streams/stall_watch.py)
                 fault.checked(f"the worker's stall guard restarted it in place {restarts} time(s) after "
                               "its commits stopped reaching the restarted broker")
+            aborted = sum(h.log.read_bytes().count(b"om.txn.hanging") for h in workers.handles)
+            if aborted:
+                fault.checked(f"the restarted worker aborted {aborted} partition(s) of a transaction the broker "
+                              "forgot, before producing")
             await check_as_undisturbed(logs, expected, messages, fault)
     finally:
         workers.stop()

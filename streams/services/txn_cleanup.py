@@ -1,0 +1,120 @@
+"""Abort the pipeline's hanging transactions before a worker starts producing.
+
+The shell around :mod:`streams.hanging_txns`. It runs in ``om run`` before Faust starts, because
+the order matters: once the restarted worker's producer has initialised its transactional id
+(same producer id, next epoch) and committed, the forgotten batch is committed with it. Written
+markers are what the coordinator would have written; nothing is appended to any data topic.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from aiokafka import AIOKafkaClient
+from aiokafka.errors import for_code
+from aiokafka.structs import TopicPartition
+
+from streams.hanging_txns import OpenTxn, abort_groups, hanging
+from streams.services.kafka_txn_protocol import (
+    AbortMarkerRequest,
+    DescribeProducersRequest,
+    DescribeTransactionsRequest,
+    ListTransactionsRequest,
+)
+
+log = logging.getLogger(__name__)
+TRANSACTION_COORDINATOR = 1  # FindCoordinator key type
+Leaders = dict[tuple[str, int], int | None]
+
+
+class TxnCleanupError(RuntimeError):
+    pass
+
+
+async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ...]) -> list[OpenTxn]:
+    """Abort every hanging transaction on the topics whose names start with ``topic_filter``.
+
+    Returns what was aborted. Costs a few admin round trips when nothing hangs.
+    """
+    client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    await client.bootstrap()
+    try:
+        cluster = await client.fetch_all_metadata()
+        leaders = {(t, p): cluster.leader_for_partition(TopicPartition(t, p))
+                   for t in cluster.topics() if t.startswith(topic_filter)
+                   for p in cluster.partitions_for_topic(t) or ()}
+        before = await _open_transactions(client, leaders)
+        if not before:
+            return []
+        known = await _coordinator_partitions(client, {t.producer_id for t in before})
+        found = hanging(before, known, await _open_transactions(client, leaders))
+        for txn in found:
+            log.warning("om.txn.hanging", extra={
+                "action": "aborting: no coordinator will finish it", "partition": f"{txn.topic}/{txn.partition}",
+                "producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch,
+                "start_offset": txn.start_offset})
+        await _abort(client, leaders, found)
+        left = hanging(found, {}, await _open_transactions(client, leaders))
+        if left:
+            raise TxnCleanupError(f"{len(left)} transaction(s) still open after their ABORT marker (first: {left[0]});"
+                                  " abort it with kafka-transactions.sh abort")
+        return found
+    finally:
+        await client.close()
+
+
+async def _open_transactions(client: AIOKafkaClient, leaders: Leaders) -> list[OpenTxn]:
+    by_leader: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for (topic, partition), leader in sorted(leaders.items()):
+        if leader is not None and leader >= 0:
+            by_leader[leader][topic].append(partition)
+    found: list[OpenTxn] = []
+    for leader, parts in by_leader.items():
+        response = await client.send(leader, DescribeProducersRequest(sorted(parts.items())))
+        for name, partitions, _ in response.topics:
+            for index, error, message, producers, _ in partitions:
+                _raise_for(error, f"describing producers of {name}/{index}: {message}")
+                found += [OpenTxn(name, index, pid, epoch, coordinator_epoch, start)
+                          for pid, epoch, _, _, coordinator_epoch, start, _ in producers if start >= 0]
+    return found
+
+
+async def _coordinator_partitions(client: AIOKafkaClient, producer_ids: set[int]
+                                  ) -> dict[int, frozenset[tuple[str, int]]]:
+    """What every coordinator believes about these producers' current transactions."""
+    ids: dict[int, str] = {}
+    for broker in client.cluster.brokers():
+        response = await client.send(broker.nodeId, ListTransactionsRequest(sorted(producer_ids)))
+        _raise_for(response.error_code, "listing transactions")
+        ids.update({pid: txn_id for txn_id, pid, _, _ in response.transaction_states})
+    known: dict[int, frozenset[tuple[str, int]]] = {}
+    for txn_id in ids.values():
+        coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, txn_id)
+        response = await client.send(coordinator, DescribeTransactionsRequest([txn_id]))
+        for error, _, _, _, _, pid, _, topics, _ in response.transaction_states:
+            _raise_for(error, f"describing transaction {txn_id}")
+            known[pid] = frozenset((topic, p) for topic, parts, _ in topics for p in parts)
+    return known
+
+
+async def _abort(client: AIOKafkaClient, leaders: Leaders, hanging: list[OpenTxn]) -> None:
+    by_leader: dict[int, list[OpenTxn]] = defaultdict(list)
+    for txn in hanging:
+        by_leader[leaders[txn.topic, txn.partition]].append(txn)
+    for leader, txns in by_leader.items():
+        for (pid, epoch, coordinator_epoch), parts in abort_groups(txns).items():
+            topics: dict[str, list[int]] = defaultdict(list)
+            for topic, partition in parts:
+                topics[topic].append(partition)
+            response = await client.send(leader, AbortMarkerRequest(pid, epoch, coordinator_epoch,
+                                                                    sorted(topics.items())))
+            for _, results, _ in response.markers:
+                for name, partitions, _ in results:
+                    for index, error, _ in partitions:
+                        _raise_for(error, f"aborting producer {pid} on {name}/{index}")
+
+
+def _raise_for(error_code: int, doing: str) -> None:
+    if error_code:
+        raise TxnCleanupError(f"{doing}: {for_code(error_code).__name__}")

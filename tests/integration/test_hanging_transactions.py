@@ -1,0 +1,125 @@
+"""Hanging transactions, made on purpose, and the start-up cleanup that aborts them.
+
+A broker restart once left a transactional batch that no coordinator knew (see the README); the
+race is rare and timing-bound, so these tests make the same state deterministically: with the
+broker's partition verification (KIP-890) switched off for the test, a batch is written under a
+fresh producer id without ever adding its partition to a transaction. The first test pins the
+broker behaviour that makes the cleanup necessary; the others check the cleanup.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.protocol.produce import ProduceRequest
+from aiokafka.protocol.transaction import InitProducerIdRequest
+from aiokafka.record.default_records import DefaultRecordBatchBuilder
+from aiokafka.structs import TopicPartition
+
+from streams.services.txn_cleanup import TRANSACTION_COORDINATOR, abort_hanging_transactions
+
+pytestmark = pytest.mark.integration
+VERIFICATION = "transaction.partition.verification.enable"
+
+
+@pytest.fixture
+async def unverified_broker(kafka_bootstrap: str) -> AsyncIterator[str]:
+    """The session broker with partition verification off for this test only."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    node = str(next(iter(admin._client.cluster.brokers())).nodeId)
+    try:
+        await admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, node, {VERIFICATION: "false"})])
+        yield kafka_bootstrap
+    finally:
+        await admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, node, {VERIFICATION: "true"})])
+        await admin.close()
+
+
+async def write_forgotten_batch(bootstrap: str, transactional_id: str, topic: str, value: bytes) -> None:
+    """What the broker did during its shutdown: a transactional batch the coordinator never heard of."""
+    client = AIOKafkaClient(bootstrap_servers=bootstrap)
+    await client.bootstrap()
+    try:
+        coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, transactional_id)
+        init = await client.send(coordinator, InitProducerIdRequest(transactional_id, 60_000))
+        assert init.error_code == 0, init
+        batch = DefaultRecordBatchBuilder(2, 0, 1, init.producer_id, init.producer_epoch, 0, 1 << 20)
+        batch.append(0, int(time.time() * 1000), None, value, [])
+        await client._wait_on_metadata(topic)
+        leader = client.cluster.leader_for_partition(TopicPartition(topic, 0))
+        produced = await client.send(leader, ProduceRequest(transactional_id, -1, 10_000,
+                                                            [(topic, [(0, bytes(batch.build()))])]))
+        assert produced.topics[0][1][0][1] == 0, produced  # no error: the broker accepted it
+    finally:
+        await client.close()
+
+
+async def commit_one(bootstrap: str, transactional_id: str, topic: str, value: bytes) -> None:
+    """What the restarted worker does: initialise the same transactional id, write, commit."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id)
+    await producer.start()
+    try:
+        async with producer.transaction():
+            await producer.send_and_wait(topic, value, partition=0)
+    finally:
+        await producer.stop()
+
+
+async def read_committed_until(bootstrap: str, topic: str, last: bytes, deadline_s: float = 20.0) -> list[bytes]:
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest",
+                                isolation_level="read_committed")
+    await consumer.start()
+    values: list[bytes] = []
+    deadline = time.monotonic() + deadline_s
+    try:
+        while last not in values:
+            assert time.monotonic() < deadline, f"{last!r} not readable within {deadline_s} s; read {values}"
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                values += [r.value for r in records]
+    finally:
+        await consumer.stop()
+    return values
+
+
+async def test_a_forgotten_batch_is_committed_by_the_next_commit_of_its_transactional_id(
+        unverified_broker: str, new_topic) -> None:
+    """The broker behaviour behind the duplicate: the same producer id's COMMIT marker covers it."""
+    topic = await new_topic(partitions=1)
+    txn_id = f"hang-{uuid.uuid4().hex[:8]}"
+    await write_forgotten_batch(unverified_broker, txn_id, topic, b"forgotten")
+    await commit_one(unverified_broker, txn_id, topic, b"after-restart")
+    assert await read_committed_until(unverified_broker, topic, b"after-restart") == [b"forgotten", b"after-restart"]
+
+
+async def test_cleanup_aborts_a_forgotten_batch_so_the_next_commit_does_not_carry_it(
+        unverified_broker: str, new_topic) -> None:
+    topic = await new_topic(partitions=1)
+    txn_id = f"hang-{uuid.uuid4().hex[:8]}"
+    await write_forgotten_batch(unverified_broker, txn_id, topic, b"forgotten")
+    aborted = await abort_hanging_transactions(unverified_broker, (topic,))
+    print(f"aborted {[(t.topic, t.partition, t.producer_id, t.start_offset) for t in aborted]}")
+    assert [(t.topic, t.partition, t.start_offset) for t in aborted] == [(topic, 0, 0)]
+    await commit_one(unverified_broker, txn_id, topic, b"after-restart")
+    assert await read_committed_until(unverified_broker, topic, b"after-restart") == [b"after-restart"]
+    assert await abort_hanging_transactions(unverified_broker, (topic,)) == []
+
+
+async def test_cleanup_leaves_a_live_transaction_alone(kafka_bootstrap: str, new_topic) -> None:
+    topic = await new_topic(partitions=1)
+    producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, transactional_id=f"live-{uuid.uuid4().hex[:8]}")
+    await producer.start()
+    try:
+        await producer.begin_transaction()
+        await producer.send_and_wait(topic, b"in-flight", partition=0)
+        assert await abort_hanging_transactions(kafka_bootstrap, (topic,)) == []
+        await producer.commit_transaction()
+    finally:
+        await producer.stop()
+    assert await read_committed_until(kafka_bootstrap, topic, b"in-flight") == [b"in-flight"]
