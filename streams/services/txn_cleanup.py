@@ -38,8 +38,8 @@ async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ..
     Returns what was aborted. Costs a few admin round trips when nothing hangs.
     """
     client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
-    await client.bootstrap()
     try:
+        await client.bootstrap()
         cluster = await client.fetch_all_metadata()
         leaders = {(t, p): cluster.leader_for_partition(TopicPartition(t, p))
                    for t in cluster.topics() if t.startswith(topic_filter)
@@ -49,6 +49,8 @@ async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ..
             return []
         known = await _coordinator_partitions(client, {t.producer_id for t in before})
         found = hanging(before, known, await _open_transactions(client, leaders))
+        if not found:
+            return []
         for txn in found:
             log.warning("om.txn.hanging", extra={
                 "action": "aborting: no coordinator will finish it", "partition": f"{txn.topic}/{txn.partition}",
@@ -73,8 +75,11 @@ async def _open_transactions(client: AIOKafkaClient, leaders: Leaders) -> list[O
     for leader, parts in by_leader.items():
         response = await client.send(leader, DescribeProducersRequest(sorted(parts.items())))
         for name, partitions, _ in response.topics:
-            for index, error, message, producers, _ in partitions:
-                _raise_for(error, f"describing producers of {name}/{index}: {message}")
+            for index, error, _, producers, _ in partitions:
+                if error:  # skipped, hence never judged hanging: a second look must see it open
+                    log.warning("om.txn.partition_skipped", extra={
+                        "partition": f"{name}/{index}", "error": for_code(error).__name__})
+                    continue
                 found += [OpenTxn(name, index, pid, epoch, coordinator_epoch, start)
                           for pid, epoch, _, _, coordinator_epoch, start, _ in producers if start >= 0]
     return found
