@@ -15,6 +15,7 @@ from aiokafka.errors import KafkaError
 from streams import logs
 from streams.app import Role, build_app
 from streams.om_config import load_config
+from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
 from streams.settings import Settings, get_settings
@@ -34,8 +35,9 @@ async def prepare_broker(settings: Settings) -> None:
     exist, or their first commit would carry a forgotten batch (see :mod:`streams.hanging_txns`).
 
     A failed cleanup is logged, not fatal: the worker is still correct unless a transaction
-    really hangs, and then the stall guard restarts it, which runs this again."""
-    await ensure_topics(settings)
+    really hangs, and then the stall guard restarts it, which runs this again. A broker not up
+    yet (or restarting) delays the start instead of ending it."""
+    await start_when_reachable(lambda: ensure_topics(settings), settings.kafka_bootstrap, "worker")
     try:
         await abort_hanging_transactions(settings.kafka_bootstrap,
                                          (f"{settings.topic_prefix}.", f"{settings.topic_prefix}-"))

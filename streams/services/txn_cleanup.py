@@ -8,11 +8,13 @@ markers are what the coordinator would have written; nothing is appended to any 
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections import defaultdict
 
 from aiokafka import AIOKafkaClient
-from aiokafka.errors import for_code
+from aiokafka.errors import KafkaError, for_code
 from aiokafka.structs import TopicPartition
 
 from streams.hanging_txns import OpenTxn, abort_groups, hanging
@@ -29,14 +31,31 @@ Leaders = dict[tuple[str, int], int | None]
 
 
 class TxnCleanupError(RuntimeError):
-    pass
+    def __init__(self, message: str, retriable: bool = False) -> None:
+        super().__init__(message)
+        self.retriable = retriable
 
 
-async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ...]) -> list[OpenTxn]:
+async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ...],
+                                     retry_for_s: float = 60.0) -> list[OpenTxn]:
     """Abort every hanging transaction on the topics whose names start with ``topic_filter``.
 
-    Returns what was aborted. Costs a few admin round trips when nothing hangs.
+    Returns what was aborted. Costs a few admin round trips when nothing hangs. A broker that has
+    just restarted answers "coordinator loading" for a while, exactly when this matters most: the
+    whole pass is retried (it judges afresh each time) until ``retry_for_s`` has passed.
     """
+    deadline = time.monotonic() + retry_for_s
+    while True:
+        try:
+            return await _abort_hanging_once(bootstrap, topic_filter)
+        except (TxnCleanupError, KafkaError) as error:
+            if not error.retriable or time.monotonic() > deadline:
+                raise
+            log.info("om.txn.cleanup_retry", extra={"error": repr(error)})
+            await asyncio.sleep(0.5)
+
+
+async def _abort_hanging_once(bootstrap: str, topic_filter: tuple[str, ...]) -> list[OpenTxn]:
     client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
     try:
         await client.bootstrap()
@@ -122,4 +141,5 @@ async def _abort(client: AIOKafkaClient, leaders: Leaders, hanging: list[OpenTxn
 
 def _raise_for(error_code: int, doing: str) -> None:
     if error_code:
-        raise TxnCleanupError(f"{doing}: {for_code(error_code).__name__}")
+        error = for_code(error_code)
+        raise TxnCleanupError(f"{doing}: {error.__name__}", retriable=error.retriable)

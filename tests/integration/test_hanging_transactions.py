@@ -9,6 +9,7 @@ broker behaviour that makes the cleanup necessary; the others check the cleanup.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -17,12 +18,16 @@ import pytest
 from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import for_code
 from aiokafka.protocol.produce import ProduceRequest
 from aiokafka.protocol.transaction import InitProducerIdRequest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from aiokafka.structs import TopicPartition
 
 from streams.services.txn_cleanup import TRANSACTION_COORDINATOR, abort_hanging_transactions
+from streams.settings import Settings
+from streams.topics import Topics
+from streams.worker import prepare_broker
 
 pytestmark = pytest.mark.integration
 VERIFICATION = "transaction.partition.verification.enable"
@@ -47,9 +52,14 @@ async def write_forgotten_batch(bootstrap: str, transactional_id: str, topic: st
     client = AIOKafkaClient(bootstrap_servers=bootstrap)
     await client.bootstrap()
     try:
-        coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, transactional_id)
-        init = await client.send(coordinator, InitProducerIdRequest(transactional_id, 60_000))
-        assert init.error_code == 0, init
+        deadline = time.monotonic() + 30
+        while True:  # a just-started broker answers "coordinator loading" for a moment
+            coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, transactional_id)
+            init = await client.send(coordinator, InitProducerIdRequest(transactional_id, 60_000))
+            if init.error_code == 0:
+                break
+            assert for_code(init.error_code).retriable and time.monotonic() < deadline, init
+            await asyncio.sleep(0.2)
         batch = DefaultRecordBatchBuilder(2, 0, 1, init.producer_id, init.producer_epoch, 0, 1 << 20)
         batch.append(0, int(time.time() * 1000), None, value, [])
         await client._wait_on_metadata(topic)
@@ -123,3 +133,20 @@ async def test_cleanup_leaves_a_live_transaction_alone(kafka_bootstrap: str, new
     finally:
         await producer.stop()
     assert await read_committed_until(kafka_bootstrap, topic, b"in-flight") == [b"in-flight"]
+
+
+async def test_om_run_aborts_what_hangs_on_its_own_topics_and_nothing_else(unverified_broker: str, new_topic) -> None:
+    """``prepare_broker`` is what ``om run`` does before Faust starts: the pipeline's topics (and its
+    changelogs, ``<prefix>-...``) are cleaned; another application's topic is not its business."""
+    prefix = f"hang{uuid.uuid4().hex[:8]}"
+    settings = Settings(kafka_bootstrap=unverified_broker, topic_prefix=prefix, partitions=1)
+    events = Topics.for_prefix(prefix).events
+    foreign = await new_topic(partitions=1)
+    await prepare_broker(settings)  # creates the topics; nothing hangs yet
+    await write_forgotten_batch(unverified_broker, f"{prefix}-worker-1-0", events, b"forgotten")
+    await write_forgotten_batch(unverified_broker, f"other-{prefix}", foreign, b"not ours")
+    await prepare_broker(settings)
+    await commit_one(unverified_broker, f"{prefix}-worker-1-0", events, b"after-restart")
+    assert await read_committed_until(unverified_broker, events, b"after-restart") == [b"after-restart"]
+    left = await abort_hanging_transactions(unverified_broker, (foreign,))
+    assert [(t.topic, t.start_offset) for t in left] == [(foreign, 0)], "another application's topic was touched"
