@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
@@ -52,23 +53,38 @@ async def write_forgotten_batch(bootstrap: str, transactional_id: str, topic: st
     client = AIOKafkaClient(bootstrap_servers=bootstrap)
     await client.bootstrap()
     try:
-        deadline = time.monotonic() + 30
-        while True:  # a just-started broker answers "coordinator loading" for a moment
+        async def init_producer_id() -> tuple[int, Any]:
             coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, transactional_id)
             init = await client.send(coordinator, InitProducerIdRequest(transactional_id, 60_000))
-            if init.error_code == 0:
-                break
-            assert for_code(init.error_code).retriable and time.monotonic() < deadline, init
-            await asyncio.sleep(0.2)
+            return init.error_code, init
+
+        init = await until_accepted(init_producer_id)
         batch = DefaultRecordBatchBuilder(2, 0, 1, init.producer_id, init.producer_epoch, 0, 1 << 20)
         batch.append(0, int(time.time() * 1000), None, value, [])
-        await client._wait_on_metadata(topic)
-        leader = client.cluster.leader_for_partition(TopicPartition(topic, 0))
-        produced = await client.send(leader, ProduceRequest(transactional_id, -1, 10_000,
-                                                            [(topic, [(0, bytes(batch.build()))])]))
-        assert produced.topics[0][1][0][1] == 0, produced  # no error: the broker accepted it
+        records = bytes(batch.build())
+
+        async def produce() -> tuple[int, Any]:
+            await client.force_metadata_update()
+            await client._wait_on_metadata(topic)
+            leader = client.cluster.leader_for_partition(TopicPartition(topic, 0))
+            produced = await client.send(leader, ProduceRequest(transactional_id, -1, 10_000, [(topic, [(0, records)])]))
+            return produced.topics[0][1][0][1], produced
+
+        await until_accepted(produce)
     finally:
         await client.close()
+
+
+async def until_accepted(request: Callable[[], Awaitable[tuple[int, Any]]], deadline_s: float = 30.0) -> Any:
+    """Repeat a raw request while the broker answers a retriable error: a just-started broker's
+    coordinators are still loading, a just-created topic's leader does not serve it yet."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        error, response = await request()
+        if error == 0:
+            return response
+        assert for_code(error).retriable and time.monotonic() < deadline, response
+        await asyncio.sleep(0.2)
 
 
 async def commit_one(bootstrap: str, transactional_id: str, topic: str, value: bytes) -> None:
