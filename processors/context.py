@@ -71,9 +71,12 @@ def build_context(
     retrieval_instructions: str | None = None,
     timezone: str = "UTC",
     working_memory: str | None = None,
+    other_conversations: str = "",
 ) -> AgentContext:
     """Assemble the context; ``extracted_slugs`` names custom extractors whose values are shown;
-    ``working_memory`` is the Observer-managed state block, delivered after everything else."""
+    ``working_memory`` is the Observer-managed state block, delivered after everything else;
+    ``other_conversations`` (resource scope, :mod:`processors.other_conversations`) goes between
+    the preamble and the observations, and like them only once there are observations."""
     messages = sorted(unobserved, key=lambda m: m.created_at)
     state = [f"<working-memory>\n{working_memory}\n</working-memory>"] if working_memory else []
     if not active_observations.strip():
@@ -85,7 +88,8 @@ def build_context(
     grouped = render_groups_for_context(active_observations) if retrieval_instructions else None
     text = grouped if grouped is not None else optimize_observations_for_context(active_observations)
     text = add_relative_time_to_observations(text, now_ms, timezone)
-    system = [preamble, OBSERVATIONS_OPEN, *split_observations(text)]
+    system = [preamble, *([other_conversations] if other_conversations else []), OBSERVATIONS_OPEN,
+              *split_observations(text)]
     if meta is not None:
         system.extend(_metadata_blocks(meta, continuation_hints, extracted_slugs))
     system.extend(state)  # last: a new working memory never changes the cached observation prefix

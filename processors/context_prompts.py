@@ -19,6 +19,12 @@ answers; tie suggestions to what the user has told you before.
 
 OBSERVATIONS_OPEN = "<observations>"
 
+# Resource scope: the markers are Mastra's (spec §7.1 item 2), the sentence is ours.
+OTHER_CONVERSATIONS_INTRO = """Below are recent messages from this user's OTHER conversations, not the \
+current one. They are context you may draw on; the current conversation stays your focus:"""
+OTHER_CONVERSATIONS_OPEN = "START_OTHER_CONVERSATIONS_BLOCK"
+OTHER_CONVERSATIONS_CLOSE = "END_OTHER_CONVERSATIONS_BLOCK"
+
 CONTINUATION_HINT = """Carry on with the conversation naturally and answer the most recent message. \
 Treat what came before as background: pick up unfinished work only where it serves the latest \
 request, and follow the suggested response if one is given. Do not mention memory, notes, \

@@ -16,19 +16,22 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from dataclasses import replace
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
 from processors.context import AgentContext, build_context
+from processors.decide import counter_for
 from processors.lookup import lookup_key
+from processors.other_conversations import other_conversations_block
 from processors.recall.instructions import recall_instructions
 from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.coalesce import Coalescer
-from streams.reader.queries import AwaitedMessage, WindowRequest
+from streams.reader.queries import AwaitedMessage, Head, WindowRequest
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, resolve_many
 
@@ -55,6 +58,7 @@ class Reader:
         self._working_memories = Coalescer(functools.partial(queries.working_memories, client))
         self._statuses = Coalescer(functools.partial(queries.latest_statuses, client))
         self._caught_up = Coalescer(functools.partial(queries.caught_up, client))
+        self._resource_threads = Coalescer(functools.partial(queries.resource_threads, client))
 
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """The recall tool with this pipeline's retrieval settings (scope, search when configured)."""
@@ -83,9 +87,10 @@ class Reader:
         head = view.head
         window = WindowRequest(resource_id, thread_id, view.key, head.version if head is not None else 0)
         observation = self.config.observation
-        unobserved, working_memory = await asyncio.gather(
+        unobserved, working_memory, others = await asyncio.gather(
             self._windows.load(window),
             self._working_memories.load(window) if observation.manage_working_memory else _none(),
+            self._other_conversations(window, head),
         )
         return build_context(
             head.active_observations if head is not None else "",
@@ -97,6 +102,7 @@ class Reader:
             retrieval_instructions=self._recall_guidance(),
             working_memory=working_memory,
             timezone=head.timezone if head is not None else self.config.timezone,
+            other_conversations=others,
         )
 
     async def status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
@@ -119,6 +125,15 @@ class Reader:
 
     async def _view(self, thread_id: str, resource_id: str) -> ThreadView:
         return _found(await self._views.load((thread_id, resource_id)), thread_id)
+
+    async def _other_conversations(self, window: WindowRequest, head: Head | None) -> str:
+        """Resource scope, once there are observations: the other threads' unobserved messages."""
+        if self.config.scope != "resource" or head is None or not head.active_observations.strip():
+            return ""
+        threads = [t for t in await self._resource_threads.load(window.resource_id) if t != window.thread_id]
+        windows = await asyncio.gather(*(self._windows.load(replace(window, thread_id=t)) for t in threads))
+        return other_conversations_block(dict(zip(threads, windows)), window.thread_id, counter_for(self.config),
+                                         head.timezone)
 
     def _key(self, thread_id: str, resource_id: str) -> str:
         return lookup_key(self.config.scope, thread_id, resource_id)

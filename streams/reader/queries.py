@@ -54,6 +54,12 @@ SELECT DISTINCT resource_id, thread_id FROM om_messages
 WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}}
 """
 
+_RESOURCE_THREADS = """
+SELECT DISTINCT resource_id, thread_id FROM om_messages
+WHERE resource_id IN {resources:Array(String)} AND role != 'system'
+ORDER BY resource_id, thread_id
+"""
+
 _LATEST_STATUSES = f"""
 SELECT resource_id, lookup_key, payload FROM om_events FINAL
 WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}} AND type = 'status'
@@ -160,6 +166,14 @@ def owned_elsewhere(client: Client, keys: Sequence[ResourceKey]) -> list[bool]:
 def threads_with_messages(client: Client, threads: Sequence[ResourceThread]) -> list[bool]:
     found = {tuple(row) for row in _rows(client, _THREADS_WITH_MESSAGES, threads=_unique(threads))}
     return [thread in found for thread in threads]
+
+
+def resource_threads(client: Client, resources: Sequence[str]) -> list[list[str]]:
+    """Every thread with messages under each resource (resource scope: one record, many threads)."""
+    found: dict[str, list[str]] = {}
+    for resource, thread in _rows(client, _RESOURCE_THREADS, resources=_unique(resources)):
+        found.setdefault(resource, []).append(thread)
+    return [list(found.get(resource, [])) for resource in resources]
 
 
 def unobserved_messages(client: Client, requests: Sequence[WindowRequest]) -> list[list[ChatMessage]]:

@@ -6,6 +6,10 @@ import pytest
 
 from processors.config import OMConfig
 from processors.context import build_context
+from processors.context_prompts import OTHER_CONVERSATIONS_INTRO
+from processors.decide import counter_for
+from processors.other_conversations import other_conversations_block
+from schemas.messages import ChatMessage
 from streams.reader import NotCaughtUp, Reader, ThreadNotFound
 from tests.integration.om_pipeline import (
     REFLECTIVE,
@@ -25,6 +29,18 @@ def core_context(conversation: Conversation, thread: str):
     state = conversation.states[f"thread:{thread}"]
     return build_context(state.record.active_observations, list(state.window), NOW,
                          meta=state.threads.get(thread), timezone=state.record.observed_timezone)
+
+
+def core_resource_context(conversation: Conversation, resource: str, thread: str):
+    """Resource scope: this thread's unobserved messages, the others' as the reference block."""
+    state = conversation.states[f"resource:{resource}"]
+    others: dict[str, list[ChatMessage]] = {}
+    for message in state.window:
+        others.setdefault(message.thread_id, []).append(message)
+    tz = state.record.observed_timezone
+    block = other_conversations_block(others, thread, counter_for(conversation.config), tz)
+    return build_context(state.record.active_observations, others.get(thread, []), NOW,
+                         meta=state.threads.get(thread), timezone=tz, other_conversations=block)
 
 
 async def test_context_equals_the_core_after_a_conversation(kafka_bootstrap, clickhouse_dsn, new_topic) -> None:
@@ -48,6 +64,28 @@ async def test_context_equals_the_core_after_a_conversation(kafka_bootstrap, cli
     assert status is not None and status.generation == state.record.generation
     last = conversation.messages[-1][1]
     await reader.context("tb", "ra", wait_for_message_id=last.id, timeout=5)
+
+
+async def test_resource_scope_shows_each_thread_the_other_threads_unobserved_messages(
+        kafka_bootstrap, clickhouse_dsn, new_topic) -> None:
+    config = OMConfig.model_validate({**REFLECTIVE, "scope": "resource"})
+    conversation = Conversation(config)
+    conversation.talk(60, thread="ta", resource="ra")
+    conversation.talk(5, thread="tb", resource="ra", start=T0 + 86_400_000)
+    conversation.talk(2, thread="tc", resource="ra", start=T0 + 2 * 86_400_000)
+    state = conversation.states["resource:ra"]
+    assert state.record.active_observations, "the user's record must hold observations"
+    assert {"tb", "tc"} <= {m.thread_id for m in state.window}, "two threads with unobserved messages"
+    topics = await make_topics(new_topic)
+    total = await publish(kafka_bootstrap, topics, conversation)
+    client = database_client(clickhouse_dsn)
+    await sink_until_drained(client, kafka_bootstrap, topics, total)
+
+    reader = Reader(client, config)
+    for thread in ("ta", "tb", "tc"):
+        got = await reader.context(thread, "ra", now_ms=NOW)
+        assert got == core_resource_context(conversation, "ra", thread)
+        assert any(s.startswith(OTHER_CONVERSATIONS_INTRO) for s in got.system), f"{thread}: the others' block"
 
 
 async def test_other_resources_and_unknown_threads_are_not_found(kafka_bootstrap, clickhouse_dsn, new_topic) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from processors.context_prompts import OTHER_CONVERSATIONS_INTRO
 from streams.sdk import OMClient
 from streams.services.worker_process import wait_http
 from streams.topics import Topics
@@ -65,3 +66,10 @@ async def test_two_threads_of_one_user_share_one_observed_record(worker: WorkerP
             assert context.messages, f"{thread}: its unobserved tail"
             assert {m.thread_id for m in context.messages} == {thread}, "only this thread's own messages"
             assert all(m.created_at >= (final.last_observed_at or 0) for m in context.messages)
+            other = "t1" if thread == "t0" else "t0"
+            blocks = [s for s in context.system if s.startswith(OTHER_CONVERSATIONS_INTRO)]
+            assert len(blocks) == 1, f"{thread}: one block of the user's other conversations"
+            assert f'<other-conversation id="{other}">' in blocks[0] and f'id="{thread}"' not in blocks[0]
+            their_last = next(m for m in reversed(messages) if m.thread_id == other).parts[0].text
+            assert their_last[:200] in blocks[0], f"{thread}: {other}'s unobserved tail, for reference"
+            assert context.system.index(blocks[0]) < context.system.index("<observations>")
