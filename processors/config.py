@@ -77,6 +77,7 @@ class OMConfig(ConfigModel):
     activate_on_provider_change: bool = False
     retrieval: bool | RetrievalConfig = False
     read_only: bool = False
+    obscure_thread_ids: bool = False
     observation: ObservationConfig = ObservationConfig()
     reflection: ReflectionConfig = ReflectionConfig()
     token_counter: Literal["tokenx", "o200k_base", "cl100k_base"] = "tokenx"

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
+import xxhash
+
 from processors.context_prompts import OTHER_CONVERSATIONS_CLOSE, OTHER_CONVERSATIONS_INTRO, OTHER_CONVERSATIONS_OPEN
 from processors.observer.model_port import TokenCounter
 from processors.observer.render import HistoryRenderer, RenderOptions, history_text
@@ -20,8 +22,14 @@ from schemas.messages import ChatMessage
 PART_CHAR_LIMIT = 500
 
 
+def shown_thread_id(thread_id: str, obscure: bool) -> str:
+    """``obscure_thread_ids``: the model sees XXH32 hex (Mastra's ``h32ToString``), so ids such as
+    ``answer_…`` or a customer number carry no meaning or personal data into the prompt."""
+    return xxhash.xxh32_hexdigest(thread_id.encode()) if obscure else thread_id
+
+
 def other_conversations_block(messages_by_thread: Mapping[str, Sequence[ChatMessage]], current_thread_id: str,
-                              counter: TokenCounter, tz: str = "UTC") -> str:
+                              counter: TokenCounter, tz: str = "UTC", *, obscure_ids: bool = False) -> str:
     """The system message listing each other thread's unobserved messages, or "" when none.
 
     Threads appear in the order their oldest unobserved message was written; each gets its own
@@ -37,7 +45,8 @@ def other_conversations_block(messages_by_thread: Mapping[str, Sequence[ChatMess
                                                           part_char_limit=PART_CHAR_LIMIT))
         text = history_text(renderer.render_body(messages))
         if text.strip():
-            blocks.append(f'<other-conversation id="{escape(thread_id)}">\n{text}\n</other-conversation>')
+            shown = escape(shown_thread_id(thread_id, obscure_ids))
+            blocks.append(f'<other-conversation id="{shown}">\n{text}\n</other-conversation>')
     if not blocks:
         return ""
     body = "\n\n".join(blocks)

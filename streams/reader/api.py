@@ -133,7 +133,7 @@ class Reader:
         threads = [t for t in await self._resource_threads.load(window.resource_id) if t != window.thread_id]
         windows = await asyncio.gather(*(self._windows.load(replace(window, thread_id=t)) for t in threads))
         return other_conversations_block(dict(zip(threads, windows)), window.thread_id, counter_for(self.config),
-                                         head.timezone)
+                                         head.timezone, obscure_ids=self.config.obscure_thread_ids)
 
     def _key(self, thread_id: str, resource_id: str) -> str:
         return lookup_key(self.config.scope, thread_id, resource_id)

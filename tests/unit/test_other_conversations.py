@@ -5,7 +5,8 @@ from __future__ import annotations
 from processors.context import build_context
 from processors.context_prompts import OTHER_CONVERSATIONS_CLOSE, OTHER_CONVERSATIONS_INTRO, OTHER_CONVERSATIONS_OPEN
 from processors.observer.model_port import default_counter
-from processors.other_conversations import PART_CHAR_LIMIT, other_conversations_block
+from processors.config import OMConfig
+from processors.other_conversations import PART_CHAR_LIMIT, other_conversations_block, shown_thread_id
 from schemas.messages import ChatMessage, TextPart
 
 AT = 1_733_000_000_000  # Nov 30 2024, 20:53 UTC
@@ -60,3 +61,22 @@ def test_the_block_sits_between_the_preamble_and_the_observations() -> None:
     assert context.system[1] == block and context.system[2] == "<observations>"
     assert build_context("", [], AT, other_conversations=block).system == [], "no observations, no block"
     assert block not in build_context("* 🔴 (09:00) x", [], AT).system
+
+
+def test_obscured_ids_are_xxh32_hex_as_mastras_h32_to_string() -> None:
+    """Reference values of XXH32 with seed 0 (the algorithm's published test vectors)."""
+    assert shown_thread_id("", obscure=True) == "02cc5d05"
+    assert shown_thread_id("abc", obscure=True) == "32d153ff"
+    assert shown_thread_id("abc", obscure=False) == "abc"
+
+
+def test_obscure_thread_ids_hides_the_real_ids_from_the_model() -> None:
+    block = other_conversations_block({"customer-4711": [msg("customer-4711", 0, "hi")]}, "a", COUNTER,
+                                      obscure_ids=True)
+    assert f'<other-conversation id="{shown_thread_id("customer-4711", obscure=True)}">' in block
+    assert "customer-4711" not in block
+
+
+def test_obscure_thread_ids_is_an_om_option_in_either_spelling() -> None:
+    assert OMConfig().obscure_thread_ids is False
+    assert OMConfig.model_validate({"obscureThreadIds": True}).obscure_thread_ids is True
