@@ -14,11 +14,17 @@ import uuid
 from pathlib import Path
 
 import pytest
+from aiokafka.partitioner import murmur2
 
 from schemas.deltas import ChunkChanged, MessagesObserved, RecordSnapshot, decode_delta
 from schemas.messages import ChatMessage
 from streams.topics import Topics
 from tests.faults.conftest import FaultReport
+from tests.integration.forgotten_transactions import (
+    partition_verification_off,
+    transactional_ids,
+    write_forgotten_batch,
+)
 from tests.integration.pipeline import (
     EventLog,
     ExpectedRun,
@@ -168,11 +174,31 @@ async def test_kill_9_during_an_activation_changes_nothing(
             fault.broke("the worker SIGKILLed itself after sending an activation's events, chunk changes and "
                         "state, before committing them (OM_CRASH_AT=activation)")
             assert logs.events.count("thread:t0", "activation") == 0, "an uncommitted activation was visible"
+            forged = await forge_forgotten_event(kafka_bootstrap, workers, logs, "thread:t0")
+            fault.broke(f"and the broker 'forgot' a transaction: a copy of an earlier event sits uncommitted on "
+                        f"events under each of the worker's {forged} transactional ids (as after a broker restart)")
             workers.restart_killed(without_env=("OM_CRASH_AT",))
 
-        await gated_conversation(kafka_bootstrap, logs.topics.messages, logs.events, expected, messages, config,
-                                 after_produce=crashed_in_activation)
+        async with partition_verification_off(kafka_bootstrap):
+            await gated_conversation(kafka_bootstrap, logs.topics.messages, logs.events, expected, messages, config,
+                                     after_produce=crashed_in_activation)
+        aborted = sum(h.log.read_bytes().count(b"om.txn.hanging") for h in workers.handles)
+        assert aborted, "the restarted worker aborted nothing"
+        fault.checked(f"the restarted worker aborted the {aborted} forgotten transaction(s) before producing")
         await check_as_undisturbed(logs, expected, messages, fault)
+
+
+async def forge_forgotten_event(bootstrap: str, workers: WorkerProcess, logs: Logs, key: str) -> int:
+    """Under each of the dead worker's transactional ids, a copy of ``key``'s first lifecycle event
+    written to the events partition of ``key`` with no transaction to end it. Left there, the
+    restarted producer's first commit would make it visible: one event too many."""
+    copy = next(e for e in logs.events.by_key[key] if e.type != "status").to_bytes()
+    partition = (murmur2(key.encode()) & 0x7FFFFFFF) % workers.partitions  # the key's partition, as produced
+    ids = await transactional_ids(bootstrap, f"{workers.prefix}-worker-")
+    assert ids, "the worker has no transactional ids yet"
+    for txn_id in ids:
+        await write_forgotten_batch(bootstrap, txn_id, logs.topics.events, copy, key=key.encode(), partition=partition)
+    return len(ids)
 
 
 async def test_kill_9_during_a_reflection_changes_nothing(

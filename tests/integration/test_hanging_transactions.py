@@ -1,90 +1,32 @@
 """Hanging transactions, made on purpose, and the start-up cleanup that aborts them.
 
-A broker restart once left a transactional batch that no coordinator knew (see the README); the
-race is rare and timing-bound, so these tests make the same state deterministically: with the
-broker's partition verification (KIP-890) switched off for the test, a batch is written under a
-fresh producer id without ever adding its partition to a transaction. The first test pins the
-broker behaviour that makes the cleanup necessary; the others check the cleanup.
+The broken state is made by :mod:`tests.integration.forgotten_transactions`. The first test pins
+the broker behaviour that makes the cleanup necessary; the others check the cleanup.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
-from aiokafka import AIOKafkaClient, AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import for_code
-from aiokafka.protocol.produce import ProduceRequest
-from aiokafka.protocol.transaction import InitProducerIdRequest
-from aiokafka.record.default_records import DefaultRecordBatchBuilder
-from aiokafka.structs import TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from streams.services.txn_cleanup import TRANSACTION_COORDINATOR, abort_hanging_transactions
+from streams.services.txn_cleanup import abort_hanging_transactions
 from streams.settings import Settings
 from streams.topics import Topics
 from streams.worker import prepare_broker
+from tests.integration.forgotten_transactions import partition_verification_off, write_forgotten_batch
 
 pytestmark = pytest.mark.integration
-VERIFICATION = "transaction.partition.verification.enable"
 
 
 @pytest.fixture
 async def unverified_broker(kafka_bootstrap: str) -> AsyncIterator[str]:
     """The session broker with partition verification off for this test only."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
-    await admin.start()
-    node = str(next(iter(admin._client.cluster.brokers())).nodeId)
-    try:
-        await admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, node, {VERIFICATION: "false"})])
+    async with partition_verification_off(kafka_bootstrap):
         yield kafka_bootstrap
-    finally:
-        await admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, node, {VERIFICATION: "true"})])
-        await admin.close()
-
-
-async def write_forgotten_batch(bootstrap: str, transactional_id: str, topic: str, value: bytes) -> None:
-    """What the broker did during its shutdown: a transactional batch the coordinator never heard of."""
-    client = AIOKafkaClient(bootstrap_servers=bootstrap)
-    await client.bootstrap()
-    try:
-        async def init_producer_id() -> tuple[int, Any]:
-            coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, transactional_id)
-            init = await client.send(coordinator, InitProducerIdRequest(transactional_id, 60_000))
-            return init.error_code, init
-
-        init = await until_accepted(init_producer_id)
-        batch = DefaultRecordBatchBuilder(2, 0, 1, init.producer_id, init.producer_epoch, 0, 1 << 20)
-        batch.append(0, int(time.time() * 1000), None, value, [])
-        records = bytes(batch.build())
-
-        async def produce() -> tuple[int, Any]:
-            await client.force_metadata_update()
-            await client._wait_on_metadata(topic)
-            leader = client.cluster.leader_for_partition(TopicPartition(topic, 0))
-            produced = await client.send(leader, ProduceRequest(transactional_id, -1, 10_000, [(topic, [(0, records)])]))
-            return produced.topics[0][1][0][1], produced
-
-        await until_accepted(produce)
-    finally:
-        await client.close()
-
-
-async def until_accepted(request: Callable[[], Awaitable[tuple[int, Any]]], deadline_s: float = 30.0) -> Any:
-    """Repeat a raw request while the broker answers a retriable error: a just-started broker's
-    coordinators are still loading, a just-created topic's leader does not serve it yet."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        error, response = await request()
-        if error == 0:
-            return response
-        assert for_code(error).retriable and time.monotonic() < deadline, response
-        await asyncio.sleep(0.2)
 
 
 async def commit_one(bootstrap: str, transactional_id: str, topic: str, value: bytes) -> None:
