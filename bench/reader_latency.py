@@ -1,11 +1,13 @@
 """Reader latency: ``Reader.context()`` p50/p99 on the real ClickHouse engine (chDB by default).
 
-Two scenarios, each against a baseline measured in the same run (a bare ``SELECT 1`` round trip
+Three scenarios, each against a baseline measured in the same run (a bare ``SELECT 1`` round trip
 through the same client), so the figures compare across machines:
 
 1. one thread with 10,000 messages and three generations (the head's observations cover all but
    the last 40 messages; earlier generations are history rows the head query must skip);
-2. 1,000 threads of 30 messages each, all read concurrently.
+2. 1,000 threads of 30 messages each, all read concurrently;
+3. resource scope: one user's 20 threads of 30 messages, 10 of each unobserved, so a thread's
+   context also shows the 19 others' unobserved messages (the other-conversations block).
 
 Rows are written straight into the tables in the sink's row format (no broker needed).
 
@@ -23,6 +25,8 @@ from collections.abc import Awaitable, Callable
 
 import orjson
 
+from processors.config import OMConfig
+from processors.context_prompts import OTHER_CONVERSATIONS_INTRO
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader import Reader
@@ -32,31 +36,34 @@ T0 = 1_733_000_000_000
 BOUNDARY = "\n\n--- message boundary (2024-12-01T00:00:00.000Z) ---\n\n"
 
 
-def _message_row(resource: str, thread: str, i: int) -> list:
+def _message_row(resource: str, thread: str, key: str, i: int) -> list:
     parts = orjson.dumps([{"type": "text", "text": f"message {i} of {thread} " + "lorem ipsum " * 20}]).decode()
-    return [resource, thread, f"{thread}-m{i:05d}", f"thread:{thread}", "user" if i % 2 == 0 else "assistant",
+    return [resource, thread, f"{thread}-m{i:05d}", key, "user" if i % 2 == 0 else "assistant",
             T0 + i * 60_000, parts, None, None, resource, i]
 
 
-def _record_row(resource: str, thread: str, generation: int, observations: str, version: int) -> list:
+def _record_row(resource: str, thread: str, key: str, generation: int, observations: str, version: int) -> list:
     row = dict.fromkeys(COLUMNS["om_records"], 0)
-    row.update(resource_id=resource, lookup_key=f"thread:{thread}", generation=generation,
-               record_id=f"rec-{thread}-{generation}", scope="thread", thread_id=thread, origin_type="reflection",
+    row.update(resource_id=resource, lookup_key=key, generation=generation,
+               record_id=f"rec-{key}-{generation}", scope=key.split(":")[0], thread_id=thread, origin_type="reflection",
                active_observations=observations, last_observed_at=None, buffered_chunk_ids=[],
                buffered_reflection=None, observed_timezone="UTC", threads="{}", thread_titles={},
                unobserved_message_ids=[], version=version)
     return [row[c] for c in COLUMNS["om_records"]]
 
 
-def load_thread(client, resource: str, thread: str, messages: int, unobserved: int, generations: int) -> None:
-    client.insert("om_messages", [_message_row(resource, thread, i) for i in range(messages)],
+def load_thread(client, resource: str, thread: str, messages: int, unobserved: int, generations: int,
+                key: str | None = None) -> None:
+    """``key``: ``resource:<id>`` loads the thread as one of a resource-scope record's threads."""
+    key = key or f"thread:{thread}"
+    client.insert("om_messages", [_message_row(resource, thread, key, i) for i in range(messages)],
                   column_names=list(COLUMNS["om_messages"]))
-    observed = [[f"thread:{thread}", f"{thread}-m{i:05d}", f"cycle-{i // 100}", generations - 1, "", T0, i + 1]
+    observed = [[key, f"{thread}-m{i:05d}", f"cycle-{i // 100}", generations - 1, "", T0, i + 1]
                 for i in range(messages - unobserved)]
     if observed:
         client.insert("om_message_observations", observed, column_names=list(COLUMNS["om_message_observations"]))
     cycle = "Date: Dec 1, 2024\n" + "\n".join(f"* 🔴 (10:{n % 60:02d}) fact {n}" for n in range(40))
-    records = [_record_row(resource, thread, g, BOUNDARY.join([cycle] * (g + 2)), messages + g)
+    records = [_record_row(resource, thread, key, g, BOUNDARY.join([cycle] * (g + 2)), messages + g)
                for g in range(generations)]
     client.insert("om_records", records, column_names=list(COLUMNS["om_records"]))
 
@@ -109,6 +116,17 @@ async def main(dsn: str, repeat: int) -> None:
     wall = time.perf_counter() - start
     report("context(): 1,000 threads concurrently (each)", per_call, base_p50)
     print(f"{'1,000 concurrent reads: wall time':<44} {wall * 1000:8.1f} ms  ({1000 / wall:7.0f} contexts/s)")
+
+    # Resource scope: the context also carries the user's 19 other threads' unobserved messages.
+    for n in range(20):
+        load_thread(client, "bench-user", f"user-t{n}", messages=30, unobserved=10, generations=1,
+                    key="resource:bench-user")
+    by_user = Reader(client, OMConfig(scope="resource"))
+    context = await by_user.context("user-t0", "bench-user")
+    others = [s for s in context.system if s.startswith(OTHER_CONVERSATIONS_INTRO)]
+    assert len(context.messages) == 10 and len(others) == 1 and others[0].count("<other-conversation ") == 19
+    report("context(): resource scope, 20 threads", await timed(lambda: by_user.context("user-t0", "bench-user"),
+                                                                  repeat), base_p50)
 
 
 if __name__ == "__main__":

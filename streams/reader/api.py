@@ -31,7 +31,7 @@ from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.coalesce import Coalescer
-from streams.reader.queries import AwaitedMessage, Head, WindowRequest
+from streams.reader.queries import AwaitedMessage, WindowRequest
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, resolve_many
 
@@ -83,14 +83,17 @@ class Reader:
         """
         if wait_for_message_id is not None:
             await self.wait_for(thread_id, resource_id, wait_for_message_id, timeout=timeout)
-        view = await self._view(thread_id, resource_id)
+        view, threads = await asyncio.gather(self._view(thread_id, resource_id), self._threads_of(resource_id))
         head = view.head
         window = WindowRequest(resource_id, thread_id, view.key, head.version if head is not None else 0)
         observation = self.config.observation
-        unobserved, working_memory, others = await asyncio.gather(
+        tz = head.timezone if head is not None else self.config.timezone
+        shows_others = head is not None and bool(head.active_observations.strip())
+        others = [t for t in threads if t != thread_id] if shows_others else []
+        unobserved, working_memory, *other_windows = await asyncio.gather(  # one coalesced batch of windows
             self._windows.load(window),
             self._working_memories.load(window) if observation.manage_working_memory else _none(),
-            self._other_conversations(window, head),
+            *(self._windows.load(replace(window, thread_id=t)) for t in others),
         )
         return build_context(
             head.active_observations if head is not None else "",
@@ -101,8 +104,10 @@ class Reader:
             extracted_slugs=[spec.slug for spec in observation.extract if spec.include_previous_extraction],
             retrieval_instructions=self._recall_guidance(),
             working_memory=working_memory,
-            timezone=head.timezone if head is not None else self.config.timezone,
-            other_conversations=others,
+            timezone=tz,
+            other_conversations=other_conversations_block(
+                dict(zip(others, other_windows)), thread_id, counter_for(self.config), tz,
+                obscure_ids=self.config.obscure_thread_ids) if others else "",
         )
 
     async def status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
@@ -126,14 +131,11 @@ class Reader:
     async def _view(self, thread_id: str, resource_id: str) -> ThreadView:
         return _found(await self._views.load((thread_id, resource_id)), thread_id)
 
-    async def _other_conversations(self, window: WindowRequest, head: Head | None) -> str:
-        """Resource scope, once there are observations: the other threads' unobserved messages."""
-        if self.config.scope != "resource" or head is None or not head.active_observations.strip():
-            return ""
-        threads = [t for t in await self._resource_threads.load(window.resource_id) if t != window.thread_id]
-        windows = await asyncio.gather(*(self._windows.load(replace(window, thread_id=t)) for t in threads))
-        return other_conversations_block(dict(zip(threads, windows)), window.thread_id, counter_for(self.config),
-                                         head.timezone, obscure_ids=self.config.obscure_thread_ids)
+    async def _threads_of(self, resource_id: str) -> list[str]:
+        """Resource scope: the user's threads, whose unobserved messages the context shows the others
+        (:mod:`processors.other_conversations`). Asked beside the thread's own view, so that all the
+        windows then go out in one batch."""
+        return await self._resource_threads.load(resource_id) if self.config.scope == "resource" else []
 
     def _key(self, thread_id: str, resource_id: str) -> str:
         return lookup_key(self.config.scope, thread_id, resource_id)
