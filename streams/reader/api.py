@@ -83,7 +83,11 @@ class Reader:
         """
         if wait_for_message_id is not None:
             await self.wait_for(thread_id, resource_id, wait_for_message_id, timeout=timeout)
-        view, threads = await asyncio.gather(self._view(thread_id, resource_id), self._threads_of(resource_id))
+        if self.config.scope == "resource":  # the user's thread list beside the view: all windows in one batch
+            view, threads = await asyncio.gather(self._view(thread_id, resource_id),
+                                                 self._resource_threads.load(resource_id))
+        else:
+            view, threads = await self._view(thread_id, resource_id), []
         head = view.head
         window = WindowRequest(resource_id, thread_id, view.key, head.version if head is not None else 0)
         observation = self.config.observation
@@ -130,12 +134,6 @@ class Reader:
 
     async def _view(self, thread_id: str, resource_id: str) -> ThreadView:
         return _found(await self._views.load((thread_id, resource_id)), thread_id)
-
-    async def _threads_of(self, resource_id: str) -> list[str]:
-        """Resource scope: the user's threads, whose unobserved messages the context shows the others
-        (:mod:`processors.other_conversations`). Asked beside the thread's own view, so that all the
-        windows then go out in one batch."""
-        return await self._resource_threads.load(resource_id) if self.config.scope == "resource" else []
 
     def _key(self, thread_id: str, resource_id: str) -> str:
         return lookup_key(self.config.scope, thread_id, resource_id)
