@@ -14,6 +14,7 @@ import time
 from collections import defaultdict
 
 from aiokafka import AIOKafkaClient
+from aiokafka.client import CoordinationType
 from aiokafka.errors import KafkaError, for_code
 from aiokafka.structs import TopicPartition
 
@@ -26,7 +27,6 @@ from streams.services.kafka_txn_protocol import (
 )
 
 log = logging.getLogger(__name__)
-TRANSACTION_COORDINATOR = 1  # FindCoordinator key type
 Leaders = dict[tuple[str, int], int | None]
 
 
@@ -107,19 +107,25 @@ async def _open_transactions(client: AIOKafkaClient, leaders: Leaders) -> list[O
 async def _coordinator_partitions(client: AIOKafkaClient, producer_ids: set[int]
                                   ) -> dict[int, frozenset[tuple[str, int]]]:
     """What every coordinator believes about these producers' current transactions."""
-    ids: dict[int, str] = {}
-    for broker in client.cluster.brokers():
-        response = await client.send(broker.nodeId, ListTransactionsRequest(sorted(producer_ids)))
-        _raise_for(response.error_code, "listing transactions")
-        ids.update({pid: txn_id for txn_id, pid, _, _ in response.transaction_states})
     known: dict[int, frozenset[tuple[str, int]]] = {}
-    for txn_id in ids.values():
-        coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, txn_id)
+    for txn_id in await list_transactions(client, producer_ids):
+        coordinator = await client.coordinator_lookup(CoordinationType.TRANSACTION, txn_id)
         response = await client.send(coordinator, DescribeTransactionsRequest([txn_id]))
         for error, _, _, _, _, pid, _, topics, _ in response.transaction_states:
             _raise_for(error, f"describing transaction {txn_id}")
             known[pid] = frozenset((topic, p) for topic, parts, _ in topics for p in parts)
     return known
+
+
+async def list_transactions(client: AIOKafkaClient, producer_ids: set[int] | None = None) -> dict[str, int]:
+    """Transactional id -> producer id, as every broker's coordinators know them (all of them
+    without ``producer_ids``)."""
+    found: dict[str, int] = {}
+    for broker in client.cluster.brokers():
+        response = await client.send(broker.nodeId, ListTransactionsRequest(sorted(producer_ids or ())))
+        _raise_for(response.error_code, "listing transactions")
+        found.update({txn_id: pid for txn_id, pid, _, _ in response.transaction_states})
+    return found
 
 
 async def _abort(client: AIOKafkaClient, leaders: Leaders, hanging: list[OpenTxn]) -> None:

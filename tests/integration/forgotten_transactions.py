@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from aiokafka import AIOKafkaClient
+from aiokafka.client import CoordinationType
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import for_code
@@ -23,8 +24,7 @@ from aiokafka.protocol.transaction import InitProducerIdRequest
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from aiokafka.structs import TopicPartition
 
-from streams.services.kafka_txn_protocol import ListTransactionsRequest
-from streams.services.txn_cleanup import TRANSACTION_COORDINATOR
+from streams.services.txn_cleanup import list_transactions
 
 VERIFICATION = "transaction.partition.verification.enable"
 
@@ -50,7 +50,7 @@ async def write_forgotten_batch(bootstrap: str, transactional_id: str, topic: st
     await client.bootstrap()
     try:
         async def init_producer_id() -> tuple[int, Any]:
-            coordinator = await client.coordinator_lookup(TRANSACTION_COORDINATOR, transactional_id)
+            coordinator = await client.coordinator_lookup(CoordinationType.TRANSACTION, transactional_id)
             init = await client.send(coordinator, InitProducerIdRequest(transactional_id, 60_000))
             return init.error_code, init
 
@@ -88,10 +88,6 @@ async def transactional_ids(bootstrap: str, prefix: str) -> list[str]:
     client = AIOKafkaClient(bootstrap_servers=bootstrap)
     await client.bootstrap()
     try:
-        found: set[str] = set()
-        for broker in client.cluster.brokers():
-            response = await client.send(broker.nodeId, ListTransactionsRequest([]))
-            found |= {txn_id for txn_id, _, _, _ in response.transaction_states if txn_id.startswith(prefix)}
-        return sorted(found)
+        return sorted(txn_id for txn_id in await list_transactions(client) if txn_id.startswith(prefix))
     finally:
         await client.close()

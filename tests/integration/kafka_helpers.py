@@ -36,6 +36,21 @@ async def read_records(consumer: AIOKafkaConsumer, count: int, deadline_s: float
     return records
 
 
+async def read_until(bootstrap: str, topic: str, until: bytes, isolation: str = "read_committed") -> list[bytes]:
+    """Values up to and including ``until``: a committed marker proves everything before it was seen."""
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, group_id=None, isolation_level=isolation, **FAST_CONSUMER
+    )
+    await consumer.start()
+    values: list[bytes] = []
+    try:
+        while until not in values:
+            values.extend(r.value for r in await read_records(consumer, 1))
+    finally:
+        await consumer.stop()
+    return values
+
+
 def private_broker(tmp_path: Path) -> LocalKafkaBroker:
     """A second broker on free ports that reuses the already resolved jars (if any: with the docker
     backend it resolves its own on start)."""

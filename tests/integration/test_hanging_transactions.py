@@ -6,18 +6,18 @@ the broker behaviour that makes the cleanup necessary; the others check the clea
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaProducer
 
 from streams.services.txn_cleanup import abort_hanging_transactions
 from streams.settings import Settings
 from streams.topics import Topics
 from streams.worker import prepare_broker
 from tests.integration.forgotten_transactions import partition_verification_off, write_forgotten_batch
+from tests.integration.kafka_helpers import read_until
 
 pytestmark = pytest.mark.integration
 
@@ -40,22 +40,6 @@ async def commit_one(bootstrap: str, transactional_id: str, topic: str, value: b
         await producer.stop()
 
 
-async def read_committed_until(bootstrap: str, topic: str, last: bytes, deadline_s: float = 20.0) -> list[bytes]:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest",
-                                isolation_level="read_committed")
-    await consumer.start()
-    values: list[bytes] = []
-    deadline = time.monotonic() + deadline_s
-    try:
-        while last not in values:
-            assert time.monotonic() < deadline, f"{last!r} not readable within {deadline_s} s; read {values}"
-            for records in (await consumer.getmany(timeout_ms=200)).values():
-                values += [r.value for r in records]
-    finally:
-        await consumer.stop()
-    return values
-
-
 async def test_a_forgotten_batch_is_committed_by_the_next_commit_of_its_transactional_id(
         unverified_broker: str, new_topic) -> None:
     """The broker behaviour behind the duplicate: the same producer id's COMMIT marker covers it."""
@@ -63,7 +47,7 @@ async def test_a_forgotten_batch_is_committed_by_the_next_commit_of_its_transact
     txn_id = f"hang-{uuid.uuid4().hex[:8]}"
     await write_forgotten_batch(unverified_broker, txn_id, topic, b"forgotten")
     await commit_one(unverified_broker, txn_id, topic, b"after-restart")
-    assert await read_committed_until(unverified_broker, topic, b"after-restart") == [b"forgotten", b"after-restart"]
+    assert await read_until(unverified_broker, topic, b"after-restart") == [b"forgotten", b"after-restart"]
 
 
 async def test_cleanup_aborts_a_forgotten_batch_so_the_next_commit_does_not_carry_it(
@@ -75,7 +59,7 @@ async def test_cleanup_aborts_a_forgotten_batch_so_the_next_commit_does_not_carr
     print(f"aborted {[(t.topic, t.partition, t.producer_id, t.start_offset) for t in aborted]}")
     assert [(t.topic, t.partition, t.start_offset) for t in aborted] == [(topic, 0, 0)]
     await commit_one(unverified_broker, txn_id, topic, b"after-restart")
-    assert await read_committed_until(unverified_broker, topic, b"after-restart") == [b"after-restart"]
+    assert await read_until(unverified_broker, topic, b"after-restart") == [b"after-restart"]
     assert await abort_hanging_transactions(unverified_broker, (topic,)) == []
 
 
@@ -90,7 +74,7 @@ async def test_cleanup_leaves_a_live_transaction_alone(kafka_bootstrap: str, new
         await producer.commit_transaction()
     finally:
         await producer.stop()
-    assert await read_committed_until(kafka_bootstrap, topic, b"in-flight") == [b"in-flight"]
+    assert await read_until(kafka_bootstrap, topic, b"in-flight") == [b"in-flight"]
 
 
 async def test_om_run_aborts_what_hangs_on_its_own_topics_and_nothing_else(unverified_broker: str, new_topic) -> None:
@@ -105,6 +89,6 @@ async def test_om_run_aborts_what_hangs_on_its_own_topics_and_nothing_else(unver
     await write_forgotten_batch(unverified_broker, f"other-{prefix}", foreign, b"not ours")
     await prepare_broker(settings)
     await commit_one(unverified_broker, f"{prefix}-worker-1-0", events, b"after-restart")
-    assert await read_committed_until(unverified_broker, events, b"after-restart") == [b"after-restart"]
+    assert await read_until(unverified_broker, events, b"after-restart") == [b"after-restart"]
     left = await abort_hanging_transactions(unverified_broker, (foreign,))
     assert [(t.topic, t.start_offset) for t in left] == [(foreign, 0)], "another application's topic was touched"

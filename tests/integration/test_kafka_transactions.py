@@ -12,7 +12,7 @@ import uuid
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from tests.integration.kafka_helpers import FAST_CONSUMER, read_records
+from tests.integration.kafka_helpers import FAST_CONSUMER, read_records, read_until
 
 pytestmark = pytest.mark.integration
 
@@ -51,8 +51,8 @@ async def test_read_committed_consumer_never_sees_aborted_records(kafka_bootstra
     finally:
         await producer.stop()
 
-    committed = await _read(kafka_bootstrap, topic, "read_committed", until=b"committed-2")
-    uncommitted = await _read(kafka_bootstrap, topic, "read_uncommitted", until=b"committed-2")
+    committed = await read_until(kafka_bootstrap, topic, isolation="read_committed", until=b"committed-2")
+    uncommitted = await read_until(kafka_bootstrap, topic, isolation="read_uncommitted", until=b"committed-2")
     assert committed == [b"committed-1", b"committed-2"]
     assert uncommitted == [b"committed-1", b"aborted", b"committed-2"]
 
@@ -76,22 +76,8 @@ async def test_offsets_committed_in_a_transaction_move_only_when_it_commits(kafk
     finally:
         await producer.stop()
     assert await _committed(kafka_bootstrap, group, partition) == 3
-    assert await _read(kafka_bootstrap, sink, "read_committed", until=b"out-committed") == [b"out-committed"]
-
-
-async def _read(bootstrap: str, topic: str, isolation: str, until: bytes) -> list[bytes]:
-    """Values up to and including ``until``: a committed marker proves everything before it was seen."""
-    consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=bootstrap, group_id=None, isolation_level=isolation, **FAST_CONSUMER
-    )
-    await consumer.start()
-    values: list[bytes] = []
-    try:
-        while until not in values:
-            values.extend(r.value for r in await read_records(consumer, 1))
-    finally:
-        await consumer.stop()
-    return values
+    committed = await read_until(kafka_bootstrap, sink, isolation="read_committed", until=b"out-committed")
+    assert committed == [b"out-committed"]
 
 
 async def _committed(bootstrap: str, group: str, partition: TopicPartition) -> int | None:
