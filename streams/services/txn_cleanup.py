@@ -96,8 +96,9 @@ async def _open_transactions(client: AIOKafkaClient, leaders: Leaders) -> list[O
         for name, partitions, _ in response.topics:
             for index, error, _, producers, _ in partitions:
                 if error:  # skipped, hence never judged hanging: a second look must see it open
-                    log.warning("om.txn.partition_skipped", extra={
-                        "partition": f"{name}/{index}", "error": for_code(error).__name__})
+                    kind = for_code(error)  # retriable: usually a topic created a moment ago
+                    log.log(logging.INFO if kind.retriable else logging.WARNING, "om.txn.partition_skipped",
+                            extra={"partition": f"{name}/{index}", "error": kind.__name__})
                     continue
                 found += [OpenTxn(name, index, pid, epoch, coordinator_epoch, start)
                           for pid, epoch, _, _, coordinator_epoch, start, _ in producers if start >= 0]
