@@ -16,7 +16,7 @@ from processors.config import OMConfig
 from processors.simulate import Simulation
 from processors.tokens import get_counter
 from schemas.messages import ChatMessage
-from tests.unit.echo_model import respond
+from streams.harness.echo_model import respond
 
 
 def tokenizer_rate(batch: list[ChatMessage]) -> float:

@@ -14,8 +14,8 @@ import multiprocessing
 
 from bench.corpus import messages
 from processors.config import OMConfig
-from processors.decide import decide, event_key
-from processors.state import KeyState
+from processors.machine import decide, event_key
+from processors.machine import KeyState
 
 
 def rss_bytes() -> int:

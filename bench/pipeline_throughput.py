@@ -14,7 +14,7 @@ from bench.core_throughput import core_rate
 from bench.corpus import messages
 from bench.worker import BOOTSTRAP, keyed, running_worker
 from processors.config import OMConfig
-from tests.integration.pipeline import produce
+from streams.harness.workers import produce
 
 
 async def main(shapes: list[tuple[int, int]]) -> None:

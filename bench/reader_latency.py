@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 import orjson
 
 from processors.config import OMConfig
-from processors.context_prompts import OTHER_CONVERSATIONS_INTRO
+from processors.context import OTHER_CONVERSATIONS_INTRO
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader import Reader

@@ -14,8 +14,8 @@ import time
 from bench.corpus import messages
 from bench.reader_latency import percentiles, report, timed
 from processors.config import OMConfig
-from processors.decide import decide, event_key
-from processors.state import KeyState
+from processors.machine import decide, event_key
+from processors.machine import KeyState
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader import Reader

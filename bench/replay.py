@@ -23,7 +23,7 @@ from streams.sdk.client import OMClient
 from streams.settings import Settings
 from streams.topics import Topics
 from streams.worker import ensure_topics
-from tests.integration.pipeline import produce
+from streams.harness.workers import produce
 
 
 async def main(count: int) -> None:

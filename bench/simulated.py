@@ -14,7 +14,7 @@ from typing import Any
 from processors.config import OMConfig
 from processors.simulate import Job, Result, TimelineEntry, simulate
 from schemas.messages import ChatMessage
-from tests.unit.echo_model import respond
+from streams.harness.echo_model import respond
 
 NO_BUFFERING: dict[str, Any] = {"observation": {"bufferTokens": False}}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from bench.corpus import messages
 from bench.simulated import NO_BUFFERING, run
-from processors.merge import deep_merge
+from processors.config import deep_merge
 from processors.tokens import get_counter
 from schemas.jobs import ObserveJob
 from schemas.messages import ChatMessage

@@ -18,12 +18,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from processors.lookup import lookup_key
+from processors.machine import lookup_key
 from schemas.lifecycle import decode_event
 from schemas.messages import ChatMessage
 from streams.settings import get_settings
 from streams.topics import Topics
-from tests.integration.pipeline import EventLog, WorkerProcess, produce
+from streams.harness.workers import EventLog, WorkerProcess, produce
 
 BOOTSTRAP = get_settings().kafka_bootstrap  # OM_KAFKA_BOOTSTRAP, the local broker by default
 

@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from processors.config import OMConfig
-from processors.decide import Decision, Event, decide, event_key
-from processors.state import KeyState
+from processors.machine import Decision, Event, decide, event_key
+from processors.machine import KeyState
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from schemas.messages import ChatMessage
 

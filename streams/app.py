@@ -35,8 +35,8 @@ import faust
 import orjson
 
 from processors.config import OMConfig
-from processors.decide import counter_for
-from processors.idle_ticks import idle_tick_reason
+from processors.machine import counter_for
+from processors.machine import idle_tick_reason
 from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter

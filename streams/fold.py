@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from processors.config import OMConfig
-from processors.decide import Event, decide, event_key
-from processors.state import KeyState
+from processors.machine import Event, decide, event_key
+from processors.machine import KeyState
 from schemas.base import SchemaError, decode
 from schemas.control import decode_control
 from schemas.dlq import DeadLetter

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from processors.config import OMConfig
-from processors.merge import deep_merge
+from processors.config import deep_merge
 from streams.settings import Settings
 
 DETERMINISTIC = "om-deterministic/"

@@ -19,7 +19,7 @@ import orjson
 import typer
 
 from processors.config import OMConfig
-from processors.decide import counter_for
+from processors.machine import counter_for
 from processors.simulate import Responder, simulate
 from schemas.base import SchemaError, decode
 from schemas.control import decode_control

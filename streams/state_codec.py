@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from faust.serializers import codecs
 
-from processors.state import KeyState
+from processors.machine import KeyState
 
 CODEC_NAME = "om_state"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from processors.extraction.types import ExtractorLike, is_structured
-from processors.extractor_spec import CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE
+from processors.config import CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE
 
 
 def builtin_extractors(*, current_task: bool, suggested_response: bool, thread_title: bool) -> list[Any]:

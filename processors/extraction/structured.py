@@ -15,7 +15,7 @@ import orjson
 from processors.extraction import schema_model
 from processors.extraction.inline import is_empty
 from processors.extraction.types import ExtractionFailure, ExtractorLike, instructions_text
-from processors.observer.model_port import ModelCall, ModelCallError, ModelClient, Usage
+from processors.model_port import ModelCall, ModelCallError, ModelClient, Usage
 
 _JSON_ONLY = "Reply with the JSON object only: no prose, no code fences."
 

@@ -1,6 +1,6 @@
 """What the extraction runtime needs of an extractor, and what it reports back.
 
-``ExtractorLike`` is the shape of ``processors.extractor_spec.ExtractorSpec``; naming the
+``ExtractorLike`` is the shape of ``processors.config.extractor_spec.ExtractorSpec``; naming the
 attributes here keeps this package usable with any object that has them (tests use dataclasses).
 """
 

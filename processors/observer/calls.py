@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Generic, TypeVar
 
-from processors.observer.model_port import ModelCall, ModelCallError, ModelClient, TokenCounter, Usage
+from processors.model_port import ModelCall, ModelCallError, ModelClient, TokenCounter, Usage
 
 P = TypeVar("P")
 DEGENERATE_TRIES = 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from processors.observer.model_port import TokenCounter
+from processors.model_port import TokenCounter
 from processors.observer.previous import bound_observations, prior_observations_text
 from processors.observer.render import RenderOptions
 from processors.observer.types import ObserverRequest

@@ -18,7 +18,7 @@ from processors.observer.checks import format_warnings
 from processors.observer.degenerate import is_degenerate, truncate_long_lines
 from processors.observer.inputs import bounded_previous, render_options
 from processors.observer.model_choice import max_output_tokens, resolve_model
-from processors.observer.model_port import ModelCall, ModelClient, TokenCounter
+from processors.model_port import ModelCall, ModelClient, TokenCounter
 from processors.observer.parse import observation_blocks
 from processors.observer.render import HISTORY_HEADING, HistoryRenderer
 from processors.observer.system_prompt import observer_system_prompt

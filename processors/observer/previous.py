@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Literal
 
-from processors.observer.model_port import TokenCounter
+from processors.model_port import TokenCounter
 
 BUFFERED_SEPARATOR = "\n\n--- BUFFERED (pending activation) ---\n\n"
 _IMPORTANT = ("🔴", "✅")

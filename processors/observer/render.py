@@ -21,7 +21,7 @@ from processors.observer.attachments import (
     placeholder,
     should_forward,
 )
-from processors.observer.model_port import TokenCounter
+from processors.model_port import TokenCounter
 from processors.observer.tool_format import (
     RESULT_TOKEN_LIMIT,
     format_tool_args,

@@ -10,7 +10,7 @@ from processors.extraction.pipeline import builtin_extractors, split_extractors
 from processors.extraction.structured import run_structured
 from processors.observer.calls import ask, count_input
 from processors.observer.model_choice import max_output_tokens, resolve_model
-from processors.observer.model_port import ModelCall, ModelClient, TokenCounter, default_counter
+from processors.model_port import ModelCall, ModelClient, TokenCounter, default_counter
 from processors.observer.parse import ParsedAnswer, parse_observer_answer
 from processors.observer.inputs import bounded_previous, render_options
 from processors.observer.multi_thread import run_multi_thread_observer

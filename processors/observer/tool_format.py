@@ -10,7 +10,7 @@ import json
 from collections import deque
 from typing import Any, Callable
 
-from processors.observer.model_port import TokenCounter
+from processors.model_port import TokenCounter
 
 ARGS_TOKEN_LIMIT = 2_000
 RESULT_TOKEN_LIMIT = 5_000

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from processors.extraction.types import ExtractionFailure
 from processors.observer.attachments import DEFAULT_OBSERVE_ATTACHMENTS
 from processors.observer.model_choice import DEFAULT_MODEL
-from processors.observer.model_port import Usage
+from processors.model_port import Usage
 from processors.observer.tool_format import RESULT_TOKEN_LIMIT
 from schemas.jobs import PendingReflection, PriorMetadata
 from schemas.messages import ChatMessage

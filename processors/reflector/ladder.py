@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
-from processors.observer.model_port import ModelCallError, Usage
+from processors.model_port import ModelCallError, Usage
 from processors.observer.parse import ParsedAnswer
 from processors.reflector.levels import last_level
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from processors.extraction.pipeline import builtin_extractors, split_extractors
 from processors.extraction.structured import run_structured
 from processors.observer.model_choice import max_output_tokens, resolve_model
-from processors.observer.model_port import ModelCall, ModelCallError, ModelClient, TokenCounter, default_counter
+from processors.model_port import ModelCall, ModelCallError, ModelClient, TokenCounter, default_counter
 from processors.reflector.background_slice import background_slice
 from processors.reflector.ladder import Attempt, ReflectionFailed, climb
 from processors.reflector.levels import start_level

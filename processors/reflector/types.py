@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from processors.extraction.types import ExtractionFailure
 from processors.observer.model_choice import DEFAULT_MODEL
-from processors.observer.model_port import Usage
+from processors.model_port import Usage
 
 DEFAULT_REFLECTOR_PROVIDER_OPTIONS: dict[str, Any] = {"google": {"thinkingConfig": {"thinkingBudget": 1024}}}
 

@@ -1,4 +1,4 @@
-"""The litellm-backed :class:`~processors.observer.model_port.ModelClient` the workers use.
+"""The litellm-backed :class:`~processors.model_port.ModelClient` the workers use.
 
 It maps Mastra model names, applies the role's default temperature (when the model takes one),
 caps the output budget at what the model can produce, retries transient errors, and reports
@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm  # noqa: E402  (the environment variable must be set before this import)
 
-from processors.observer.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
+from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
 from streams.llm.models import (  # noqa: E402
     ROLE_TEMPERATURE,
     max_output_cap,

@@ -13,13 +13,13 @@ import time
 from collections import defaultdict
 
 from processors.config import OMConfig
-from processors.observer.model_port import ModelClient
+from processors.model_port import ModelClient
 from processors.observer.runner import run_observer
 from processors.observer.types import ObserverMode, ObserverRequest, ObserverSettings, ThreadInput
 from processors.reflector.runner import run_reflector
 from processors.reflector.types import ReflectorMode, ReflectorRequest, ReflectorSettings
 from processors.tokens import TokenCounter
-from processors.working_memory import working_memory_extractor
+from processors.extraction.working_memory import working_memory_extractor
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from streams.hooks.transform import NO_HOOKS, HookFailed, TransformHooks
 

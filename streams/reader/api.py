@@ -2,7 +2,7 @@
 
 Every call is bound to a resource id. A thread another resource owns, or one that does not exist,
 is :class:`ThreadNotFound` — the same answer either way, so a caller cannot probe for other
-tenants' ids. The context is assembled by the pure core (:func:`processors.context.build_context`)
+tenants' ids. The context is assembled by the pure core (:func:`processors.context.build.build_context`)
 from the head record, its thread metadata and the unobserved messages, so the reader and the
 processor cannot disagree about layout.
 
@@ -23,9 +23,9 @@ from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
 from processors.context import AgentContext, build_context
-from processors.decide import counter_for
-from processors.lookup import lookup_key
-from processors.other_conversations import other_conversations_block
+from processors.machine import counter_for
+from processors.machine import lookup_key
+from processors.context import other_conversations_block
 from processors.recall.instructions import recall_instructions
 from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder

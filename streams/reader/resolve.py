@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from clickhouse_connect.driver.client import Client
 
-from processors.lookup import lookup_key
+from processors.machine import lookup_key
 from streams.reader import queries
 from streams.reader.queries import Head
 

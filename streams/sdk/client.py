@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from aiokafka import AIOKafkaProducer
 
-from processors.lookup import lookup_key
+from processors.machine import lookup_key
 from processors.recall.request import RecallRequest
 from schemas.control import ConfigOverride, ControlEvent, ThreadDeleted, TurnEnd, TurnStart
 from schemas.messages import ChatMessage

@@ -21,16 +21,16 @@ from clickhouse_connect.driver.binding import quote_identifier
 from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
-from processors.decide import Event, decide, event_key
-from processors.state import KeyState
+from processors.machine import Event, decide, event_key
+from processors.machine import KeyState
 from schemas.base import WireModel
 from schemas.messages import ChatMessage
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.sink import Sink, SinkOptions
 from streams.topics import Topics
-from tests.unit.core_driver import MINUTE, T0, message
-from tests.unit.echo_model import respond
+from tests.unit.machine.core_driver import MINUTE, T0, message
+from streams.harness.echo_model import respond
 
 REFLECTIVE = {"observation": {"message_tokens": 1500}, "reflection": {"observation_tokens": 800},
               "temporal_markers": True}

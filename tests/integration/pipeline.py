@@ -9,103 +9,24 @@ pipeline's event sequence must equal the core's exactly, whatever the timing of 
 
 from __future__ import annotations
 
-import asyncio
-import os
-import time
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-
 from processors.config import OMConfig
-from processors.decide import decide, event_key
+from processors.machine import decide, event_key
 from processors.tokens import get_counter
 from schemas.deltas import RecordSnapshot
-from schemas.lifecycle import decode_event
 from schemas.messages import ChatMessage
+from streams.harness.workers import EventLog, Signature, WorkerProcess, produce, signature, wait_until
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.om_config import load_config
-from streams.services.worker_process import WorkerHandle, free_port
-from streams.settings import Settings
 
-Signature = tuple[str, str, str, tuple[str, ...]]
-
-
-def signature(event: Any) -> Signature:
-    """What must match between core and pipeline: kind, cycle, operation and covered messages."""
-    return (event.type, getattr(event, "cycle_id", ""), getattr(event, "operation_type", ""),
-            tuple(getattr(event, "message_ids", ()) or ()))
-
-
-@dataclass
-class WorkerProcess:
-    bootstrap: str
-    prefix: str
-    config: dict[str, Any]
-    workdir: Path
-    model: str = "om-deterministic/observer"
-    partitions: int = 2
-    extra_env: dict[str, str] = field(default_factory=dict)
-    handles: list[WorkerHandle] = field(default_factory=list)
-
-    def env(self) -> dict[str, str]:
-        config_file = self.workdir / "om-config.json"
-        config_file.write_bytes(orjson.dumps(self.config))
-        return {
-            "OM_KAFKA_BOOTSTRAP": self.bootstrap,
-            "OM_TOPIC_PREFIX": self.prefix,
-            "OM_CONFIG_FILE": str(config_file),
-            "OM_MODEL": self.model,
-            "OM_PARTITIONS": str(self.partitions),
-            "OM_DATA_DIR": str(self.workdir / "data"),
-            "OM_LOG_LEVEL": os.environ.get("OM_TEST_WORKER_LOG_LEVEL", "WARNING"),
-            "OM_LLM_CONCURRENCY": "1",  # results in issue order, as the core's own run answers them
-            "OM_SESSION_TIMEOUT_MS": "6000",  # a killed worker's partitions move on quickly
-            "OM_COMMIT_STALL_S": "15",  # a wedged worker restarts itself well within a round's deadline
-            **self.extra_env,
-        }
-
-    def settings(self) -> Settings:
-        env = self.env()
-        return Settings(kafka_bootstrap=self.bootstrap, topic_prefix=self.prefix, model=self.model,
-                        config_file=Path(env["OM_CONFIG_FILE"]), partitions=self.partitions,
-                        data_dir=self.workdir / "data")
-
-    def start(self, role: str = "all") -> WorkerHandle:
-        """Start one more worker (each with its own ports and chDB directory)."""
-        n = len(self.handles)
-        web, reader = free_port(), free_port()
-        env = {**self.env(), "OM_WEB_PORT": str(web), "OM_READER_PORT": str(reader),
-               "OM_CLICKHOUSE_DSN": f"chdb://{self.workdir / f'clickhouse-{n}'}"}
-        handle = WorkerHandle(env, self.workdir / f"worker-{n}.log", role)
-        handle.start(f"http://127.0.0.1:{web}/")
-        self.handles.append(handle)
-        return handle
-
-    def kill(self) -> None:
-        for handle in self.handles:
-            handle.kill()
-
-    def restart_killed(self, *, without_env: tuple[str, ...] = ()) -> None:
-        """Start every worker that died again on its own ports and chDB directory, as a supervisor
-        would; the embedded sink then resumes from its committed offsets into the same tables.
-        ``without_env``: settings to drop first (e.g. the crash point that killed it)."""
-        for handle in self.handles:
-            if handle.proc is not None and handle.proc.poll() is not None:
-                for name in without_env:
-                    handle.env.pop(name, None)
-                handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
-
-    def stop(self) -> None:
-        """Teardown: a worker gets 10 s to leave its group (a Faust shutdown waiting on a rebalance
-        took 30 s here), then kill -9, which exactly-once makes just as safe."""
-        for handle in self.handles:
-            handle.stop(timeout=10.0)
+__all__ = [  # the drivers live in streams.harness; the tests take them from here with the rest
+    "EventLog", "ExpectedRun", "WorkerProcess", "conversation", "expected_run", "gated_conversation",
+    "produce", "signature", "wait_until", "worker_config",
+]
 
 
 @dataclass
@@ -146,70 +67,6 @@ async def expected_run(messages: list[ChatMessage], config: OMConfig) -> Expecte
             gates[key].append((index[key], len(events[key])))
         index[key] += 1
     return ExpectedRun(dict(events), dict(gates), snapshots)
-
-
-class EventLog:
-    """Reads a topic (read_committed) in the background, decoded and grouped by key: the events
-    topic by default, the records topic with ``decoder=decode_delta``."""
-
-    def __init__(self, bootstrap: str, topic: str, decoder: Callable[[bytes], Any] = decode_event) -> None:
-        self.bootstrap, self.topic, self.decoder = bootstrap, topic, decoder
-        self.by_key: dict[str, list[Any]] = defaultdict(list)
-        self._task: asyncio.Task | None = None
-
-    async def __aenter__(self) -> EventLog:
-        self._consumer = AIOKafkaConsumer(self.topic, bootstrap_servers=self.bootstrap, group_id=None,
-                                          auto_offset_reset="earliest", isolation_level="read_committed",
-                                          fetch_max_wait_ms=20)
-        await self._consumer.start()
-        self._task = asyncio.create_task(self._pump())
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._task is not None
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
-        await self._consumer.stop()
-
-    async def _pump(self) -> None:
-        while True:
-            for records in (await self._consumer.getmany(timeout_ms=50)).values():
-                for record in records:
-                    self.by_key[record.key.decode()].append(self.decoder(record.value))
-
-    def signatures(self, key: str) -> list[Signature]:
-        return [signature(e) for e in self.by_key[key] if e.type != "status"]
-
-    def count(self, key: str, event_type: str) -> int:
-        return sum(1 for e in self.by_key[key] if e.type == event_type)
-
-    async def wait_for(self, key: str, count: int, deadline_s: float = 90.0) -> None:
-        deadline = time.monotonic() + deadline_s
-        while len(self.signatures(key)) < count:
-            if time.monotonic() > deadline:
-                got = self.signatures(key)
-                raise AssertionError(f"{key}: expected {count} lifecycle events within {deadline_s}s, "
-                                     f"got {len(got)}; last: {got[-3:]}")
-            await asyncio.sleep(0.02)
-
-
-async def wait_until(condition: Callable[[], bool], deadline_s: float, what: str) -> None:
-    """Poll ``condition`` until it holds; fail naming ``what`` once ``deadline_s`` has passed."""
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} (not within {deadline_s:.0f} s)"
-        await asyncio.sleep(0.02)
-
-
-async def produce(bootstrap: str, topic: str, items: list[tuple[str, bytes]]) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, linger_ms=5)
-    await producer.start()
-    try:
-        for key, value in items:
-            await producer.send(topic, value, key=key.encode())
-        await producer.flush()
-    finally:
-        await producer.stop()
 
 
 async def gated_conversation(worker_bootstrap: str, topic: str, log: EventLog, expected: ExpectedRun,

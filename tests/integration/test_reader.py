@@ -6,9 +6,9 @@ import pytest
 
 from processors.config import OMConfig
 from processors.context import build_context
-from processors.context_prompts import OTHER_CONVERSATIONS_INTRO
-from processors.decide import counter_for
-from processors.other_conversations import other_conversations_block
+from processors.context import OTHER_CONVERSATIONS_INTRO
+from processors.machine import counter_for
+from processors.context import other_conversations_block
 from schemas.messages import ChatMessage
 from streams.reader import NotCaughtUp, Reader, ThreadNotFound
 from tests.integration.om_pipeline import (
@@ -19,7 +19,7 @@ from tests.integration.om_pipeline import (
     publish,
     sink_until_drained,
 )
-from tests.unit.core_driver import T0
+from tests.unit.machine.core_driver import T0
 
 pytestmark = pytest.mark.integration
 NOW = T0 + 30 * 86_400_000

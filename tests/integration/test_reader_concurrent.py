@@ -21,7 +21,7 @@ from streams.reader.queries import WindowRequest
 from streams.sink.rows import delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
 from tests.integration.om_pipeline import REFLECTIVE, Conversation, database_client
-from tests.unit.core_driver import MINUTE, T0
+from tests.unit.machine.core_driver import MINUTE, T0
 
 pytestmark = pytest.mark.integration
 NOW = T0 + 30 * 86_400_000

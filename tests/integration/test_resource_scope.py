@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from processors.context_prompts import OTHER_CONVERSATIONS_INTRO
+from processors.context import OTHER_CONVERSATIONS_INTRO
 from streams.sdk import OMClient
 from streams.services.worker_process import wait_http
 from streams.topics import Topics

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from processors.observer.model_port import ModelCall, ModelCallError, ModelReply, Usage
+from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage
 
 
 class ScriptedModel:

@@ -1,8 +1,8 @@
 import pytest
 
-from processors.observer.model_port import ModelCall, ModelCallError
+from processors.model_port import ModelCall, ModelCallError
 from processors.observer.model_choice import resolve_model
-from processors.model_tiers import ModelByInputTokens
+from processors.config import ModelByInputTokens
 from streams.llm.client import LiteLLMClient
 from streams.llm.deterministic.provider import FAULTS
 from streams.llm.models import provider_kwargs, supports_temperature, to_litellm_model

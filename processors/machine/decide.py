@@ -1,0 +1,199 @@
+"""The OM state machine: ``decide(state, event, config) -> Decision``.
+
+Theory of operation (read this before the rule modules):
+
+* The processor keeps one :class:`KeyState` per lookup key and feeds it every event for that key,
+  in log order: chat messages, control events and worker results. ``decide`` returns the next state
+  and the effects — jobs for the LLM workers, lifecycle events, materialisation deltas — and the
+  shell only delivers them. Nothing here reads a clock, a broker, a database or a model; time
+  arrives on events (a result carries no usable event time, so it is applied at the key's clock).
+* Everything that affects transitions lives in this package: intake (:mod:`processors.machine.intake`),
+  planning (:mod:`processors.machine.planning`), buffering, activation, observation and reflection.
+* Worker results are compare-and-set: applied only while their cycle is in flight; otherwise they
+  are counted as duplicate (already applied) or stale (abandoned / superseded) and dropped.
+* Invalid input raises :class:`Rejected` inside; ``decide`` turns it into ``Decision.rejection``
+  with the state unchanged, so one bad record never stops the partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from processors.machine.buffering import apply_buffer_result, maybe_buffer
+from processors.config import OMConfig
+from processors.machine.generation import record_id
+from processors.machine.intake import Rejected, take_message
+from processors.machine.lifecycle_events import status_event
+from processors.machine.lookup import lookup_key
+from processors.config import deep_merge
+from processors.machine.observation import apply_observation_result
+from processors.machine.planning import plan
+from processors.machine.reflection import apply_reflection_result, maybe_reflect
+from processors.machine.state import KeyState
+from processors.machine.step import Step
+from processors.tokens import TokenCounter, get_counter
+from schemas.control import (
+    ConfigOverride,
+    ControlEvent,
+    IdleTick,
+    ProviderChange,
+    ThreadDeleted,
+    TurnEnd,
+    TurnStart,
+)
+from schemas.deltas import Delta, KeyDeleted, MessageInserted, RecordSnapshot
+from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
+from schemas.lifecycle import LifecycleEvent
+from schemas.messages import ChatMessage
+from schemas.record import OMRecord
+
+Event = ChatMessage | ControlEvent | ObserveResult | ReflectResult
+
+
+@dataclass(frozen=True)
+class Rejection:
+    field: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    state: KeyState | None
+    jobs: tuple[ObserveJob | ReflectJob, ...] = ()
+    events: tuple[LifecycleEvent, ...] = ()
+    deltas: tuple[Delta, ...] = ()
+    rejection: Rejection | None = None
+
+
+@lru_cache(maxsize=32)
+def _counter(name: str) -> TokenCounter:
+    return get_counter(name)
+
+
+def counter_for(config: OMConfig) -> TokenCounter:
+    return _counter(config.token_counter)
+
+
+def event_key(event: Event, config: OMConfig) -> str:
+    """The lookup key an event belongs to — the Kafka key the shell must produce it with."""
+    if isinstance(event, (ObserveResult, ReflectResult, IdleTick)):
+        return event.key
+    return lookup_key(config.scope, event.thread_id, event.resource_id)
+
+
+def new_state(key: str, event: ChatMessage | ControlEvent, config: OMConfig) -> KeyState:
+    thread_id = getattr(event, "thread_id", None)
+    resource_id = getattr(event, "resource_id", None) or thread_id or key.split(":", 1)[1]
+    at = getattr(event, "created_at", None) or getattr(event, "at", 0)
+    record = OMRecord(
+        id=record_id(key, 0),
+        key=key,
+        scope=config.scope,
+        thread_id=thread_id if config.scope == "thread" else None,
+        resource_id=resource_id,
+        observed_timezone=config.timezone,
+        created_at=at,
+        updated_at=at,
+    )
+    return KeyState(key=key, record=record, clock=at)
+
+
+def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
+    if state is None:
+        if not isinstance(event, (ChatMessage, TurnStart, TurnEnd, ProviderChange, ConfigOverride)):
+            return Decision(state=None)
+        state = new_state(event_key(event, config), event, config)
+        fresh = True
+    else:
+        fresh = False
+    now = _event_time(event, state)
+    step = Step(state=state.model_copy(update={"version": state.version + 1}), config=config,
+                counter=counter_for(config), now=now)
+    try:
+        if _apply(step, event) is None:
+            return Decision(state=None, deltas=(_deleted(step),))
+    except Rejected as exc:
+        return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
+    step.deltas.extend(MessageInserted(key=step.state.key, version=step.state.version, at=step.now, message=m)
+                       for m in step.inserted)
+    if step.record_changed:
+        step.deltas.append(_snapshot(step))
+    step.events.append(status_event(step))
+    return Decision(step.state, tuple(step.jobs), tuple(step.events), tuple(step.deltas))
+
+
+def _event_time(event: Event, state: KeyState) -> int:
+    if isinstance(event, ChatMessage):
+        return max(state.clock, event.created_at)
+    if isinstance(event, (ObserveResult, ReflectResult)):
+        return state.clock
+    return max(state.clock, event.at)
+
+
+def _apply(step: Step, event: Event) -> KeyState | None:
+    """Dispatch on the event type; returns None when the key's state is to be deleted."""
+    if isinstance(event, ChatMessage):
+        if take_message(step, event):
+            plan(step, step_zero=event.role == "user")
+    elif isinstance(event, (ObserveResult, ReflectResult)):
+        _apply_result(step, event)
+    elif isinstance(event, ThreadDeleted):
+        return None
+    else:
+        _apply_control(step, event)
+    return step.state
+
+
+def _apply_result(step: Step, result: ObserveResult | ReflectResult) -> None:
+    flight = step.state.find_flight(result.cycle_id)
+    if flight is None:
+        duplicate = result.cycle_id in step.state.applied_cycles
+        step.count(**{"duplicate_results" if duplicate else "stale_results": 1})
+        return
+    if isinstance(result, ReflectResult):
+        apply_reflection_result(step, flight, result)
+        plan(step)
+        return
+    if flight.kind == "buffer":
+        apply_buffer_result(step, flight, result)
+        if result.ok:
+            plan(step)
+    elif apply_observation_result(step, flight, result):
+        maybe_reflect(step)
+        plan(step)
+
+
+def _apply_control(step: Step, event: ControlEvent) -> None:
+    step.update(clock=max(step.state.clock, event.at))
+    if isinstance(event, (TurnStart, ProviderChange)):
+        step.update(actor_model=event.model)
+        plan(step, step_zero=True)
+    elif isinstance(event, TurnEnd):
+        if step.config.observation.buffer_on_idle and not step.config.read_only:
+            maybe_buffer(step, on_idle=True)
+    elif isinstance(event, IdleTick):
+        plan(step, step_zero=True)
+    elif isinstance(event, ConfigOverride):
+        merged = deep_merge(step.state.record.config_overrides, event.config)
+        step.update_record(config_overrides=merged)
+        plan(step)
+
+
+def _deleted(step: Step) -> KeyDeleted:
+    record = step.state.record
+    return KeyDeleted(key=record.key, version=step.state.version, at=step.now,
+                      thread_id=record.thread_id, resource_id=record.resource_id)
+
+
+def _snapshot(step: Step) -> RecordSnapshot:
+    state = step.state
+    return RecordSnapshot(
+        key=state.key,
+        version=state.version,
+        at=step.now,
+        record=state.record,
+        threads=dict(state.threads),
+        pending_message_tokens=step.pending(),
+        unobserved_message_ids=[m.id for m in state.window],
+    )

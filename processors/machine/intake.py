@@ -1,0 +1,130 @@
+"""Taking a chat message into a key's unobserved window (spec §4.1, §7.6).
+
+Rules this module keeps:
+
+* A message id is one message: producing it again *updates* it while it is unobserved and is a
+  counted duplicate once observed — so producer retries and replays are idempotent.
+* A thread belongs to one resource for life; a message naming another resource is refused.
+* A late message (event time at or before the cursor) still enters the window — Mastra would treat
+  it as observed and lose it (§12.12) — unless it is older than the duplicate memory
+  (``LATE_TOLERANCE_MS``), where it cannot be told from a replayed duplicate and is dropped, counted.
+* With ``temporal_markers``, a gap of ten minutes or more before a user message inserts a
+  ``system-reminder`` signal message 1 ms before it; it is observed like any message.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from processors.context import format_reminder_timestamp, temporal_gap_text
+from processors.machine.state import LATE_TOLERANCE_MS
+from schemas.base import SchemaError
+from processors.machine.step import Step
+from schemas.lifecycle import AppliedThrough
+from schemas.messages import ChatMessage, DataPart, TextPart
+
+TEMPORAL_GAP_PREFIX = "__temporal_gap_"
+
+
+class Rejected(SchemaError):
+    """Input the core refuses; the shell sends it to the dead-letter topic with this reason."""
+
+
+def check_ownership(step: Step, message: ChatMessage) -> None:
+    record = step.state.record
+    if record.scope == "thread" and message.thread_id != record.thread_id:
+        raise Rejected("thread_id", f"message for thread {message.thread_id!r} reached key {record.key!r}")
+    owner = message.owner if record.scope == "thread" else message.resource_id
+    if owner != record.resource_id:
+        raise Rejected(
+            "resource_id",
+            f"thread {message.thread_id!r} belongs to resource {record.resource_id!r}; "
+            f"a message may not move it to resource {owner!r} — use a new thread id",
+        )
+
+
+def take_message(step: Step, message: ChatMessage) -> bool:
+    """Fold ``message`` into the window. Returns False when it changed nothing (duplicate, system)."""
+    check_ownership(step, message)
+    state = step.state
+    step.update(
+        applied_through=AppliedThrough(message_id=message.id, created_at=message.created_at),
+        clock=max(state.clock, message.created_at),
+    )
+    if message.role == "system":
+        return False
+    if message.id in state.observed:
+        step.count(duplicate_messages=1)
+        return False
+    existing = next((m for m in state.window if m.id == message.id), None)
+    if existing is not None and existing == message:
+        step.count(duplicate_messages=1)
+        return False
+    cursor = state.record.last_observed_at
+    if existing is None and cursor is not None and message.created_at <= cursor - LATE_TOLERANCE_MS:
+        step.count(late_messages_dropped=1)
+        return False
+    if existing is not None:
+        step.update(window=tuple(m for m in state.window if m.id != message.id))
+    elif step.config.temporal_markers and message.role == "user":
+        _insert_gap_marker(step, message)
+    _insert(step, message)
+    _track_activity(step, message)
+    return True
+
+
+def _insert(step: Step, message: ChatMessage) -> None:
+    window = list(step.state.window)
+    times = [m.created_at for m in window]
+    window.insert(bisect.bisect_right(times, message.created_at), message)
+    tokens = dict(step.state.message_tokens)
+    tokens[message.id] = step.counter.count_message(message)
+    step.update(window=tuple(window), message_tokens=tokens)
+
+
+def _track_activity(step: Step, message: ChatMessage) -> None:
+    last_part_at = message.last_activity_at()
+    previous = step.state.last_message_at
+    step.update(last_message_at=max(previous or 0, last_part_at))
+    if message.role == "assistant":
+        step.update(
+            last_activity_at=max(step.state.last_activity_at or 0, last_part_at),
+            last_model=message.step_model() or step.state.last_model,
+        )
+
+
+def _first_part_at(message: ChatMessage) -> int:
+    for part in message.parts:
+        if not isinstance(part, DataPart) and part.created_at is not None:
+            return part.created_at
+    return message.created_at
+
+
+def _insert_gap_marker(step: Step, message: ChatMessage) -> None:
+    previous = step.state.last_message_at
+    if previous is None:
+        return
+    gap = _first_part_at(message) - previous
+    text = temporal_gap_text(gap)
+    if text is None:
+        return
+    at = message.created_at - 1
+    stamp = format_reminder_timestamp(message.created_at, step.config.timezone)
+    marker = ChatMessage(
+        id=f"{TEMPORAL_GAP_PREFIX}{message.id}",
+        thread_id=message.thread_id,
+        resource_id=message.resource_id,
+        role="signal",
+        created_at=at,
+        parts=[TextPart(text=f"{text} — {stamp}")],
+        metadata={
+            "type": "temporal-gap",
+            "tag_name": "system-reminder",
+            "gap_text": text,
+            "gap_ms": gap,
+            "timestamp_ms": message.created_at,
+            "precedes_message_id": message.id,
+        },
+    )
+    _insert(step, marker)
+    step.inserted.append(marker)

@@ -1,0 +1,112 @@
+"""Builders for the lifecycle events a step emits, so rule modules state *what* happened only.
+
+Every event gets the key's identity (key, thread, resource, record) and the step's event time from
+here; the rule modules pass the fields that differ.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from processors.machine.step import Step
+from schemas.lifecycle import (
+    ActiveWindows,
+    BufferedObservationsWindow,
+    BufferedReflectionWindow,
+    BufferedWindows,
+    MarkerConfig,
+    OperationType,
+    StatusEvent,
+    StatusWindows,
+    TokenWindow,
+)
+from schemas.jobs import ResultHeader
+from schemas.messages import ChatMessage
+from processors.machine.token_math import projected_message_removal
+
+
+def identity(step: Step) -> dict[str, Any]:
+    record = step.state.record
+    return {
+        "key": record.key,
+        "thread_id": record.thread_id,
+        "resource_id": record.resource_id,
+        "record_id": record.id,
+        "at": step.now,
+    }
+
+
+def marker_config(step: Step, operation: OperationType = "observation") -> MarkerConfig:
+    """The thresholds in force; the idle TTL is the operation's own (reflection's is not inherited)."""
+    resolved = step.config.resolved
+    reflection = operation == "reflection"
+    ttl = resolved.reflection_activate_after_idle if reflection else resolved.activate_after_idle
+    return MarkerConfig(
+        message_tokens=step.message_threshold(),
+        observation_tokens=step.reflection_threshold(),
+        scope=step.state.record.scope,
+        activate_after_idle=ttl,
+    )
+
+
+def message_range(messages: list[ChatMessage]) -> str | None:
+    """``"<first id>:<last id>"`` in time order — the provenance of an observation group."""
+    if not messages:
+        return None
+    ordered = sorted(messages, key=lambda m: m.created_at)
+    return f"{ordered[0].id}:{ordered[-1].id}"
+
+
+def duration(result: ResultHeader) -> int:
+    return max(0, result.completed_at - result.started_at)
+
+
+def emit(step: Step, event_type: type, **fields: Any) -> None:
+    step.events.append(event_type(**identity(step), **fields))
+
+
+def status_event(step: Step) -> StatusEvent:
+    """The ``data-om-status`` windows after this step (spec §6 and §4.2)."""
+    record = step.state.record
+    resolved = step.config.resolved
+    pending = step.pending()
+    chunks = record.buffered_chunks
+    chunk_message_tokens = [c.message_tokens for c in chunks]
+    ratio = resolved.activation_ratio
+    projected = (
+        projected_message_removal(chunk_message_tokens, pending, step.message_threshold(), ratio)
+        if ratio is not None
+        else 0
+    )
+    buffering = step.state.flight("buffer") is not None
+    reflecting = step.state.flight("reflect-background") is not None
+    windows = StatusWindows(
+        active=ActiveWindows(
+            messages=TokenWindow(tokens=pending, threshold=step.message_threshold()),
+            observations=TokenWindow(
+                tokens=record.observation_token_count, threshold=step.reflection_threshold()
+            ),
+        ),
+        buffered=BufferedWindows(
+            observations=BufferedObservationsWindow(
+                chunks=len(chunks),
+                message_tokens=min(sum(chunk_message_tokens), pending),
+                projected_message_removal=projected,
+                observation_tokens=sum(c.token_count for c in chunks),
+                status="running" if buffering else ("complete" if chunks else "idle"),
+            ),
+            reflection=BufferedReflectionWindow(
+                input_observation_tokens=record.buffered_reflection_input_tokens,
+                observation_tokens=record.buffered_reflection_tokens,
+                status="running"
+                if reflecting
+                else ("complete" if record.buffered_reflection else "idle"),
+            ),
+        ),
+    )
+    return StatusEvent(
+        **identity(step),
+        windows=windows,
+        generation=record.generation,
+        applied_through=step.state.applied_through,
+    )

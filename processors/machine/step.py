@@ -1,0 +1,141 @@
+"""One application of one event: the working copy of a key's state and the effects it produces.
+
+``decide`` is pure from the outside; inside, a :class:`Step` is the scratchpad the rules write to,
+so that the small rule modules (intake, planning, results) share one vocabulary instead of threading
+five return values through every function. A Step never outlives its ``decide`` call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from processors.config import OMConfig
+from processors.config import dynamic_threshold, effective_message_tokens, effective_reflection_tokens
+from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState
+from processors.tokens import TokenCounter
+from schemas.deltas import Delta
+from schemas.jobs import ObserveJob, ReflectJob
+from schemas.messages import ChatMessage
+
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass
+class Step:
+    state: KeyState
+    config: OMConfig
+    counter: TokenCounter
+    now: int
+    jobs: list[ObserveJob | ReflectJob] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+    deltas: list[Delta] = field(default_factory=list)
+    observed_ids: list[str] = field(default_factory=list)
+    inserted: list[ChatMessage] = field(default_factory=list)
+    record_changed: bool = False
+    _pending_of: tuple[Any, Any] | None = field(default=None, repr=False)
+    _pending: int = field(default=0, repr=False)
+
+    # --- state updates -------------------------------------------------------------------------
+    def update(self, **changes: Any) -> None:
+        self.state = self.state.model_copy(update=changes)
+
+    def update_record(self, **changes: Any) -> None:
+        changes.setdefault("updated_at", self.now)
+        self.update(record=self.state.record.model_copy(update=changes))
+        self.record_changed = True
+
+    def count(self, **deltas: int) -> None:
+        counters = self.state.counters
+        self.update(
+            counters=counters.model_copy(
+                update={k: getattr(counters, k) + v for k, v in deltas.items()}
+            )
+        )
+
+    def add_flight(self, flight: InFlight) -> None:
+        self.update(in_flight=self.state.in_flight + (flight,))
+
+    def end_flight(self, cycle_id: str) -> None:
+        kept = tuple(f for f in self.state.in_flight if f.cycle_id != cycle_id)
+        applied = (self.state.applied_cycles + (cycle_id,))[-256:]
+        self.update(in_flight=kept, applied_cycles=applied)
+
+    def remove_from_window(self, ids: set[str]) -> list[ChatMessage]:
+        """Take observed messages out of the window; remember them as observed (by id)."""
+        removed = [m for m in self.state.window if m.id in ids]
+        if not removed:
+            return []
+        observed = dict(self.state.observed)
+        observed.update({m.id: m.created_at for m in removed})
+        cursor = self.state.record.last_observed_at
+        if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
+            horizon = cursor - LATE_TOLERANCE_MS
+            observed = {mid: at for mid, at in observed.items() if at > horizon}
+        tokens = {k: v for k, v in self.state.message_tokens.items() if k not in ids}
+        self.update(
+            window=tuple(m for m in self.state.window if m.id not in ids),
+            observed=observed,
+            message_tokens=tokens,
+        )
+        self.observed_ids.extend(m.id for m in removed)
+        return removed
+
+    # --- derived values ------------------------------------------------------------------------
+    def next_cycle_id(self, prefix: str) -> str:
+        """A deterministic cycle id (Mastra's shapes, e.g. ``buffer-obs-<ms>-<9 base36>``).
+
+        Derived from the key and a per-key sequence, so replaying the log yields the same ids and a
+        re-issued job is recognisably the same cycle.
+        """
+        seq = self.state.seq + 1
+        self.update(seq=seq)
+        digest = int.from_bytes(
+            hashlib.sha256(f"{self.state.key}:{seq}".encode()).digest()[:8], "big"
+        )
+        tail = ""
+        for _ in range(9):
+            digest, rem = divmod(digest, 36)
+            tail += _BASE36[rem]
+        return f"{prefix}-{self.now}-{tail}"
+
+    def message_threshold(self) -> int:
+        """The observation threshold now (dynamic under share_token_budget; overrides applied)."""
+        budget = effective_message_tokens(self.config.resolved, self.state.record.config_overrides)
+        return dynamic_threshold(budget, self.state.record.observation_token_count)
+
+    def reflection_threshold(self) -> int:
+        return effective_reflection_tokens(
+            self.config.resolved, self.state.record.config_overrides
+        )
+
+    def pending(self) -> int:
+        """The rules ask several times per step while the window changes at most a few times, and
+        summing a long window each time was a fifth of the core's cost: memoised on the (immutable)
+        window and token map the sum was taken over."""
+        state = self.state
+        memo = self._pending_of
+        if memo is None or memo[0] is not state.window or memo[1] is not state.message_tokens:
+            self._pending, self._pending_of = state.pending_tokens(), (state.window, state.message_tokens)
+        return self._pending
+
+    def message_tokens(self, messages: list[ChatMessage]) -> int:
+        """Mastra's ``countMessages`` over a subset of the window, from the per-message cache."""
+        if not messages:
+            return 0
+        cache = self.state.message_tokens
+        return 24 + sum(cache.get(m.id, 0) for m in messages)
+
+    def job_header(self, cycle_id: str) -> dict[str, Any]:
+        record = self.state.record
+        return {
+            "cycle_id": cycle_id,
+            "key": record.key,
+            "scope": record.scope,
+            "thread_id": record.thread_id,
+            "resource_id": record.resource_id,
+            "record_id": record.id,
+            "generation": record.generation,
+            "issued_at": self.now,
+        }

@@ -1,0 +1,94 @@
+import random
+import string
+from dataclasses import dataclass
+
+from processors.config import BUILTIN_EXTRACTORS
+from processors.observer.degenerate import is_degenerate, truncate_long_lines
+from processors.observer.parse import parse_observer_answer
+
+def _prose(length: int) -> str:
+    """Non-repeating text (a fixed seed keeps it the same on every run)."""
+    return "".join(random.Random(7).choices(string.ascii_lowercase + " ", k=length))
+
+
+GOOD = "Date: Dec 4, 2024\n* 🔴 (17:33) User stated they live in Rome."
+
+
+def test_s44_two_blocks_joined_and_mid_sentence_tag_ignored():
+    answer = (
+        "<observations>\nDate: Dec 4, 2024\n* 🔴 (17:33) User stated A.\n</observations>\n"
+        "The notes mention <observations> here but this is prose.\n"
+        "<observations>\n* 🟡 (17:40) Assistant did B.\n</observations>"
+    )
+    parsed = parse_observer_answer(answer, [])
+    assert parsed.observations == "Date: Dec 4, 2024\n* 🔴 (17:33) User stated A.\n* 🟡 (17:40) Assistant did B."
+
+
+def test_s44_no_tags_keeps_list_items_only():
+    parsed = parse_observer_answer("Sure! Here you go:\nDate: Dec 4, 2024\n* 🔴 (10:00) X\n  - 🟡 (10:01) Y\nThanks", [])
+    assert parsed.observations == "Date: Dec 4, 2024\n* 🔴 (10:00) X\n  - 🟡 (10:01) Y"
+    assert any("no <observations> block" in w for w in parsed.warnings)
+
+
+def test_unclosed_observations_block_is_kept_up_to_the_next_section():
+    answer = f"<observations>\n{GOOD}\n<current-task>\nBook flights\n"
+    parsed = parse_observer_answer(answer, BUILTIN_EXTRACTORS)
+    assert parsed.observations == GOOD
+    assert parsed.current_task == "Book flights"
+    assert any("unclosed" in w for w in parsed.warnings)
+
+
+def test_hints_and_title_parsed_and_stripped():
+    answer = (
+        f"<observations>\n{GOOD}\n</observations>\n<current-task>\nPrimary: plan trip\n</current-task>\n"
+        "<suggested-response>\nAsk about dates\n</suggested-response>\n<thread-title>Rome Trip</thread-title>"
+    )
+    parsed = parse_observer_answer(answer, BUILTIN_EXTRACTORS)
+    assert (parsed.current_task, parsed.suggested_response, parsed.thread_title) == (
+        "Primary: plan trip", "Ask about dates", "Rome Trip")
+    assert parsed.warnings == []
+
+
+def test_s45_long_line_cut_and_huge_line_truncated_not_degenerate():
+    line = "* 🔴 (10:00) " + _prose(12_000)
+    parsed = parse_observer_answer(f"<observations>\nDate: Dec 4, 2024\n{line}\n</observations>", [])
+    long_line = parsed.observations.split("\n")[1]
+    assert long_line.endswith(" … [truncated]") and len(long_line) == 10_000 + len(" … [truncated]")
+    huge = "Date: Dec 4, 2024\n* 🔴 (10:00) " + _prose(60_000)
+    parsed_huge = parse_observer_answer(f"<observations>\n{huge}\n</observations>", [])
+    assert not parsed_huge.degenerate and parsed_huge.observations
+
+
+def test_s46_repeated_long_lines_degenerate_short_tool_lines_not():
+    looping = "\n".join(["* 🟡 (10:00) " + "the model keeps writing exactly this same long sentence " * 1 + "ok"] * 300)
+    assert is_degenerate(truncate_long_lines(looping))
+    assert parse_observer_answer(f"<observations>\n{looping}\n</observations>", []).degenerate
+    tool_lines = "\n".join(["* -> pnpm build → ok"] * 200)
+    assert len(tool_lines) > 2000 and not is_degenerate(tool_lines)
+
+
+def test_format_warnings_for_missing_markers_dates_times_and_relative_dates():
+    answer = "<observations>\n* (10:00) User stated X.\n* 🔴 User will fly tomorrow.\n</observations>"
+    warnings = " | ".join(parse_observer_answer(answer, []).warnings)
+    assert "no 'Date: Mon D, YYYY' header" in warnings
+    assert "1 observations without a priority marker" in warnings
+    assert "1 observations without a (HH:MM) time" in warnings
+    assert "1 relative dates without '(meaning <date>)'" in warnings
+    resolved = "<observations>\nDate: Dec 4, 2024\n* 🔴 (10:00) User flies tomorrow (meaning Dec 5, 2024)\n</observations>"
+    assert parse_observer_answer(resolved, []).warnings == []
+
+
+@dataclass
+class Inline:
+    name: str
+    slug: str
+    instructions: str = "say it"
+    json_schema: dict | None = None
+    mode: str = "inline"
+    include_previous_extraction: bool = True
+
+
+def test_custom_inline_sections_are_removed_from_observations():
+    answer = f"<observations>\n{GOOD}\n</observations>\n<mood>\ncalm\n</mood>"
+    parsed = parse_observer_answer(answer, [Inline("Mood", "mood")])
+    assert parsed.custom_values() == {"mood": "calm"} and "calm" not in parsed.observations
