@@ -5,7 +5,7 @@ record, the extractors' declarations, TTL checks, the model tiers and the overri
 imports nothing of the state machine or the context assembly (a test keeps it so).
 """
 
-from processors.config.base import ConfigModel, js_round
+from processors.config.base import ConfigModel
 from processors.config.extractor_spec import (
     BUILTIN_EXTRACTORS,
     CURRENT_TASK,
@@ -39,7 +39,6 @@ __all__ = [
     "dynamic_threshold",
     "effective_message_tokens",
     "effective_reflection_tokens",
-    "js_round",
     "resolve_ttl",
     "ttl_expired",
 ]

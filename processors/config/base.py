@@ -13,7 +13,6 @@ Rules this file keeps:
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasGenerator, BaseModel, BeforeValidator, ConfigDict
@@ -57,7 +56,3 @@ Number = Annotated[float, NoTrue]
 Count = Annotated[int, NoTrue]
 NumberOrFalse = Annotated[float | Literal[False], BeforeValidator(_number_or_false)]
 
-
-def js_round(value: float) -> int:
-    """Round half up like JavaScript's ``Math.round`` (Python's ``round`` rounds 0.5 to even)."""
-    return math.floor(value + 0.5)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from processors.config.base import js_round
+from processors.tokens.js_compat import js_round
 
 if TYPE_CHECKING:
     from processors.config.model import OMConfig

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from processors.config.base import js_round
+from processors.tokens.js_compat import js_round
 from processors.config.resolve import ResolvedConfig
 
 TokenRange = tuple[int, int]

@@ -13,7 +13,7 @@ import math
 import re
 from typing import Any, Literal
 
-from processors.config.base import js_round
+from processors.tokens.js_compat import js_round
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS

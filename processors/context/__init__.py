@@ -7,7 +7,7 @@ borrows them for the temporal-gap reminder.
 """
 
 from processors.context.build import AgentContext, build_context
-from processors.context.dates import format_reminder_timestamp, temporal_gap_text
+from processors.context.dates import format_reminder_timestamp, iso_timestamp, temporal_gap_text
 from processors.context.other_conversations import other_conversations_block
 from processors.context.prompts import (
     OTHER_CONVERSATIONS_CLOSE,
@@ -22,6 +22,7 @@ __all__ = [
     "AgentContext",
     "build_context",
     "format_reminder_timestamp",
+    "iso_timestamp",
     "other_conversations_block",
     "temporal_gap_text",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 MINUTE_MS = 60_000
@@ -38,6 +38,11 @@ _PART_OF_MONTH = re.compile(
 )
 _MONTH_SPAN = re.compile(rf"\b{_MONTH}\s+to\s+(?:early\s+)?{_MONTH}\s+(\d{{4}})", re.IGNORECASE)
 _DAY_OF_PART = {"early": 7, "mid": 15, "late": 23}
+
+
+def iso_timestamp(ms: int) -> str:
+    """Epoch milliseconds as ISO 8601 UTC with milliseconds and ``Z`` (JavaScript's ``toISOString``)."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse_observation_date(text: str) -> date | None:

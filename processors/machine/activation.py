@@ -12,9 +12,9 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
-from processors.machine.lifecycle_events import emit, marker_config, message_range
+from processors.context import iso_timestamp
+from processors.machine.lifecycle_events import emit, marker_config
+from processors.machine.observation_groups import message_range
 from processors.machine.step import Step
 from processors.machine.thread_meta import apply_title, set_hints
 from processors.machine.token_math import chunks_to_activate
@@ -23,15 +23,11 @@ from schemas.lifecycle import Activation, Trigger
 from schemas.record import BufferedChunk, boundary
 
 
-def iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def append_observations(existing: str, addition: str, at_ms: int) -> str:
     """Existing text + boundary + addition (no separator when there is nothing yet)."""
     if not existing:
         return addition
-    return f"{existing}{boundary(iso(at_ms))}{addition}"
+    return f"{existing}{boundary(iso_timestamp(at_ms))}{addition}"
 
 
 def reset_stale_boundary(step: Step) -> None:

@@ -13,8 +13,8 @@ Rules this module keeps:
 
 from __future__ import annotations
 
-from processors.machine.observation_groups import range_of, wrap_group
-from processors.machine.lifecycle_events import duration, emit, marker_config, message_range
+from processors.machine.observation_groups import message_range, wrap_group
+from processors.machine.lifecycle_events import duration, emit, marker_config
 from processors.machine.safe_prefix import select_safe_buffer_prefix
 from processors.machine.state import InFlight
 from processors.machine.step import Step
@@ -89,7 +89,7 @@ def apply_buffer_result(step: Step, flight: InFlight, result: ObserveResult) -> 
         return
     text = result.observations
     if step.config.retrieval_config() is not None and covered:
-        text = wrap_group(text, flight.cycle_id, range_of(covered))
+        text = wrap_group(text, flight.cycle_id, message_range(covered) or ":")
     chunk = BufferedChunk(
         id=f"ombuf-{flight.cycle_id}",
         cycle_id=flight.cycle_id,

@@ -21,7 +21,6 @@ from schemas.lifecycle import (
     TokenWindow,
 )
 from schemas.jobs import ResultHeader
-from schemas.messages import ChatMessage
 from processors.machine.token_math import projected_message_removal
 
 
@@ -47,14 +46,6 @@ def marker_config(step: Step, operation: OperationType = "observation") -> Marke
         scope=step.state.record.scope,
         activate_after_idle=ttl,
     )
-
-
-def message_range(messages: list[ChatMessage]) -> str | None:
-    """``"<first id>:<last id>"`` in time order — the provenance of an observation group."""
-    if not messages:
-        return None
-    ordered = sorted(messages, key=lambda m: m.created_at)
-    return f"{ordered[0].id}:{ordered[-1].id}"
 
 
 def duration(result: ResultHeader) -> int:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from processors.machine.activation import append_observations
 from processors.machine.buffering import pending_reflection
-from processors.machine.observation_groups import range_of, wrap_group
-from processors.machine.lifecycle_events import duration, emit, marker_config, message_range
+from processors.machine.observation_groups import message_range, wrap_group
+from processors.machine.lifecycle_events import duration, emit, marker_config
 from processors.machine.state import InFlight
 from processors.machine.step import Step
 from processors.machine.thread_meta import apply_title, meta, set_hints, take_extracted
@@ -82,7 +82,7 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
     newest = max(m.created_at for m in covered)
     addition = result.observations
     if addition.strip() and step.config.retrieval_config() is not None:
-        addition = wrap_group(addition, flight.cycle_id, range_of(covered))
+        addition = wrap_group(addition, flight.cycle_id, message_range(covered) or ":")
     text = (
         append_observations(record.active_observations, addition, newest)
         if addition.strip()

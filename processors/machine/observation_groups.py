@@ -22,9 +22,12 @@ def wrap_group(text: str, cycle_id: str, message_range: str, kind: str | None = 
     return f'<observation-group id="{group_id(cycle_id)}" range="{message_range}"{extra}>\n{text.strip()}\n</observation-group>'
 
 
-def range_of(messages: list[ChatMessage]) -> str:
+def message_range(messages: list[ChatMessage]) -> str | None:
+    """``"<first id>:<last id>"`` in time order — the provenance of an observation group."""
+    if not messages:
+        return None
     ordered = sorted(messages, key=lambda m: m.created_at)
-    return f"{ordered[0].id}:{ordered[-1].id}" if ordered else ":"
+    return f"{ordered[0].id}:{ordered[-1].id}"
 
 
 def spanning_range(text: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from processors.config import js_round
+from processors.tokens.js_compat import js_round
 
 EARLY_ACTIVATION_SIZE_FLOOR_RATIO = 0.75
 

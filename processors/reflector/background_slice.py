@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from processors.config import js_round
+from processors.tokens.js_compat import js_round
 
 BACKGROUND_TARGET_RATIO = 0.75
 
