@@ -27,7 +27,7 @@ LINE_TOKENS = 20
 def lines(tokens: int, seed: str) -> str:
     count = tokens // LINE_TOKENS
     return "\n".join(
-        f"* 🟡 (14:{i % 60:02d}) {seed}{i} user mentioned the quarterly plan for project {seed}{i * 7}"
+        f"* 🟡 (14:{i % 60:02d}) {seed}{i} user mentioned the quarterly plan for our project {seed}{i * 7}"
         for i in range(count)
     )
 
