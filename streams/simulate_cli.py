@@ -20,11 +20,13 @@ import typer
 
 from processors.config import OMConfig
 from processors.machine import counter_for
+from processors.model_port import ModelClient
 from processors.simulate import Responder, simulate
 from schemas.base import SchemaError, decode
 from schemas.control import decode_control
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from schemas.messages import ChatMessage
+from streams.llm.cassette import CassetteExhausted, CassetteModel, is_model_cassette
 from streams.om_config import load_config
 from streams.settings import get_settings
 
@@ -44,13 +46,14 @@ def read_events(path: Path) -> list[Any]:
 
 
 @contextmanager
-def model_responder(config: OMConfig) -> Iterator[Responder]:
-    """Answers through the workers' job runner on a private event loop, closed afterwards."""
+def model_responder(config: OMConfig, llm: ModelClient | None = None) -> Iterator[Responder]:
+    """Answers through the workers' job runner on a private event loop, closed afterwards (with the
+    configured model, or ``llm``, e.g. a :class:`CassetteModel`)."""
     from streams.llm.client import LiteLLMClient
     from streams.llm.jobs import run_job
 
     loop = asyncio.new_event_loop()
-    llm, counter = LiteLLMClient(), counter_for(config)
+    llm, counter = llm or LiteLLMClient(), counter_for(config)
 
     def respond(job: ObserveJob | ReflectJob) -> ObserveResult | ReflectResult:
         result = loop.run_until_complete(run_job(job, config, llm, counter))
@@ -112,8 +115,20 @@ def simulate_command(
     """Run the decision core over a conversation and print the timeline as JSONL."""
     settings = get_settings().model_copy(update={"config_file": config, **({"model": model} if model else {})})
     om_config = load_config(settings)
-    answering = nullcontext(cassette_responder(cassette)) if cassette else model_responder(om_config)
+    answering = _cassette(cassette, om_config) if cassette else model_responder(om_config)
     with answering as responder, open(record, "w") if record else nullcontext() as recorded:
         answer = recording(responder, recorded) if recorded else responder
-        for entry in simulate(read_events(conversation), om_config, answer, latency_ms):
-            sys.stdout.write(entry.to_json().decode() + "\n")
+        try:
+            for entry in simulate(read_events(conversation), om_config, answer, latency_ms):
+                sys.stdout.write(entry.to_json().decode() + "\n")
+        except CassetteExhausted as exc:
+            raise typer.BadParameter(f"cassette {cassette}: {exc}") from exc
+
+
+def _cassette(path: Path, config: OMConfig) -> Any:
+    """A job-level cassette (recorded results), or a model-level one (recorded model outputs per role,
+    run through the real job code)."""
+    lines = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    if lines and is_model_cassette(lines[0]):
+        return model_responder(config, CassetteModel(lines))
+    return nullcontext(cassette_responder(path))

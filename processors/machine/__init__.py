@@ -9,6 +9,8 @@ Where each rule of the spec is decided (module.function):
 spec rule                               decided in
 =====================================  =========================================================
 §3.1 which record an event belongs to  ``lookup.lookup_key``
+§4.3 which events are steps            ``steps.step_of`` (user message = step 0; tool results =
+                                       step > 0; a final reply decides nothing)
 §4.1 taking a message (update, late)   ``intake.take_message``
 §4.4 what runs at a step, in order     ``planning.plan`` (early activation/reflection at step 0,
                                        then the buffer trigger or the threshold pipeline)
@@ -19,7 +21,8 @@ spec rule                               decided in
                                        ``planning._early_activation`` (idle TTL, provider change)
 §4.5 chunks kept after activation      ``token_math.chunks_to_activate`` (retention floor
                                        ``threshold × (1 − buffer_activation)``, resolved in
-                                       ``processors.config.resolve``)
+                                       ``processors.config.resolve``), over the pending count
+                                       the previous step left (``KeyState.step_pending_tokens``)
 §4.5 block-after (overshoot allowed)   ``activation.activate`` (``force_max`` at ``block_after``)
 §4.6 synchronous observation           ``observation.start_observation``
 §4.7 TTL / provider-change triggers    ``early_trigger.early_trigger`` (parsing in
@@ -29,6 +32,7 @@ spec rule                               decided in
                                        guarded by ``reflection_guards``
 §4.8 compression ladder                ``processors.reflector.levels`` / ``.ladder`` (worker side)
 §4.8 generation roll-over              ``generation.roll_over``
+§4.9 resource scope: one section a day ``thread_sections.merge_cycle``
 §2.1/§2.4 thresholds in force          ``processors.config.thresholds`` (shared budget,
                                        per-record overrides)
 =====================================  =========================================================

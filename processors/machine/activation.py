@@ -44,7 +44,7 @@ def activate(step: Step, trigger: Trigger, *, everything: bool = False) -> bool:
     if not chunks:
         return False
     reset_stale_boundary(step)
-    pending = step.pending()
+    pending = step.state.step_pending_tokens or sum(c.message_tokens for c in chunks)
     resolved = step.config.resolved
     block_after = resolved.block_after
     count = len(chunks) if everything else chunks_to_activate(
@@ -55,6 +55,7 @@ def activate(step: Step, trigger: Trigger, *, everything: bool = False) -> bool:
         force_max=block_after is not None and pending >= block_after,
     )
     activated, remaining = chunks[:count], chunks[count:]
+    step.update(step_pending_tokens=max(0, pending - sum(c.message_tokens for c in activated)))
     _apply(step, activated, remaining)
     for chunk in activated:
         _report(step, chunk, trigger)

@@ -32,6 +32,7 @@ from processors.machine.planning import plan
 from processors.machine.reflection import apply_reflection_result, maybe_reflect
 from processors.machine.state import KeyState
 from processors.machine.step import Step
+from processors.machine.steps import step_of
 from processors.tokens import TokenCounter, get_counter
 from schemas.control import (
     ConfigOverride,
@@ -134,8 +135,9 @@ def _event_time(event: Event, state: KeyState) -> int:
 def _apply(step: Step, event: Event) -> KeyState | None:
     """Dispatch on the event type; returns None when the key's state is to be deleted."""
     if isinstance(event, ChatMessage):
-        if take_message(step, event):
-            plan(step, step_zero=event.role == "user")
+        kind = step_of(event)
+        if take_message(step, event) and kind is not None:
+            plan(step, step_zero=kind == "step-zero")
     elif isinstance(event, (ObserveResult, ReflectResult)):
         _apply_result(step, event)
     elif isinstance(event, ThreadDeleted):
@@ -153,14 +155,12 @@ def _apply_result(step: Step, result: ObserveResult | ReflectResult) -> None:
         return
     if isinstance(result, ReflectResult):
         apply_reflection_result(step, flight, result)
-        plan(step)
-        return
-    if flight.kind == "buffer":
+    elif flight.kind == "buffer":
         apply_buffer_result(step, flight, result)
-        if result.ok:
-            plan(step)
     elif apply_observation_result(step, flight, result):
         maybe_reflect(step)
+    if step.state.deferred_step:
+        step.update(deferred_step=False)
         plan(step)
 
 

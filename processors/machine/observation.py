@@ -20,6 +20,7 @@ from processors.machine.observation_groups import message_range, wrap_group
 from processors.machine.lifecycle_events import duration, emit, marker_config
 from processors.machine.state import InFlight
 from processors.machine.step import Step
+from processors.machine.thread_sections import merge_cycle
 from processors.machine.thread_meta import apply_title, meta, set_hints, take_extracted
 from schemas.deltas import MessagesObserved
 from schemas.jobs import ObserveJob, ObserveResult, PriorMetadata
@@ -83,11 +84,15 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
     addition = result.observations
     if addition.strip() and step.config.retrieval_config() is not None:
         addition = wrap_group(addition, flight.cycle_id, message_range(covered) or ":")
-    text = (
-        append_observations(record.active_observations, addition, newest)
-        if addition.strip()
-        else record.active_observations
-    )
+    if not addition.strip():
+        text = record.active_observations
+    elif record.scope == "resource" and step.config.retrieval_config() is None:
+        newest_by_thread: dict[str, int] = {}
+        for m in covered:
+            newest_by_thread[m.thread_id] = max(newest_by_thread.get(m.thread_id, 0), m.created_at)
+        text = merge_cycle(record.active_observations, addition, newest_by_thread, newest)
+    else:
+        text = append_observations(record.active_observations, addition, newest)
     step.update_record(
         active_observations=text,
         observation_token_count=step.counter.count_observations(text),

@@ -1,17 +1,25 @@
-"""What to do after an event changed the window: activate, buffer, observe, reflect (spec §4.4).
+"""What one step decides, in Mastra's order (spec §4.4 ``ObservationStep.prepare``).
 
-Every applied message is a *step* in Mastra's sense; a user message, a ``turn-start`` and an
-``idle-tick`` are also *step 0* of a turn, where the idle-TTL and provider-change activations are
-evaluated. The order per step follows Mastra: early activation and reflection (step 0), then the
-buffering trigger below the threshold, or the threshold pipeline at or above it.
+Which events are steps is :mod:`processors.machine.steps`. At a step:
+
+1. **Step 0 only** — activation (§4.5 step 3): by provider change, else idle TTL, else because the
+   pending tokens (with the new message) reached the threshold; then ``maybe_reflect`` (§4.8).
+2. **Every step** — below the threshold, the buffer trigger (§4.4 step 5), judged on the window as
+   the step-0 activation left it, so a chunk is buffered in the same step an activation freed room;
+   at or above it (and no tool call waiting for its result), the threshold pipeline (§4.4.1):
+   activate what is buffered, else observe synchronously.
+3. The step's pending count is remembered (Mastra persists ``pendingMessageTokens``): the next
+   activation sizes its prefix from it (§4.5 step 5), not from the window that has grown since.
 
 Deliberate differences:
 
-* While a buffering cycle is in flight at the threshold, the synchronous observation waits for it
-  (Mastra waits up to 30 s in-process); its result re-plans.
+* A step that meets a synchronous reflection in flight, or reaches the threshold while a buffering
+  or observation cycle is in flight, is *deferred*: that cycle's result resumes it (Mastra's step
+  blocks on the reflection, and waits up to 30 s for the buffering op).
 * If an activation leaves the window still at or above the threshold, all remaining chunks are
-  activated before a synchronous observation covers the rest (Mastra main falls through to a sync
-  observation that may re-observe buffered messages, #19767); chunk order is kept.
+  activated before a synchronous observation covers the rest (Mastra 1.31 stops after the
+  activation; main falls through to a sync observation that may re-observe buffered messages,
+  #19767); chunk order is kept.
 """
 
 from __future__ import annotations
@@ -30,37 +38,43 @@ def plan(step: Step, *, step_zero: bool = False) -> None:
     if step.config.read_only or step.state.deleted:
         return
     if step_zero:
-        _early_activation(step)
+        _step_zero_activation(step)
         maybe_reflect(step)
-    if step.pending() < step.message_threshold():
+    if step.state.flight("reflect-sync") is not None:
+        step.update(deferred_step=True)  # Mastra's step blocks on a synchronous reflection
+    elif step.pending() < step.message_threshold():
         maybe_buffer(step)
-        return
-    if has_incomplete_tool_calls(step.state.window):
-        return
-    _threshold_pipeline(step)
+    elif not has_incomplete_tool_calls(step.state.window):
+        _threshold_pipeline(step)
+    step.update(step_pending_tokens=step.pending())
 
 
-def _early_activation(step: Step) -> None:
-    """Idle-TTL and provider-change activation: only existing chunks, never an Observer call."""
+def _step_zero_activation(step: Step) -> None:
+    """Activate existing chunks at the start of a turn — never an Observer call (§4.5 step 3)."""
     reset_stale_boundary(step)
-    if not step.state.record.buffered_chunks:
-        return
+    if not step.state.record.buffered_chunks or step.state.flight("buffer") is not None:
+        return  # a buffering cycle in flight: the threshold pipeline waits for it instead
     resolved = step.config.resolved
     trigger = early_trigger(step, resolved.activate_after_idle, resolved.activate_on_provider_change)
+    if trigger is None and step.pending() >= step.message_threshold():
+        trigger = THRESHOLD
     if trigger is not None:
         activate(step, trigger)
-        maybe_reflect(step)
 
 
 def _threshold_pipeline(step: Step) -> None:
     if step.state.flight("buffer") is not None:
+        step.update(deferred_step=True)
         return
     if step.state.record.buffered_chunks:
         activate(step, THRESHOLD)
         if step.pending() >= step.message_threshold() and step.state.record.buffered_chunks:
             activate(step, THRESHOLD, everything=True)
         maybe_reflect(step)
-    if step.pending() < step.message_threshold() or step.state.flight("observe") is not None:
+    if step.pending() < step.message_threshold():
+        return
+    if step.state.flight("observe") is not None:
+        step.update(deferred_step=True)
         return
     candidates = observe_candidates(step)
     if candidates:

@@ -85,6 +85,11 @@ class KeyState(VersionedModel):
         default=None, description="last_activity_at of the idle period an early reflection acted in"
     )
     applied_through: AppliedThrough | None = None
+    step_pending_tokens: int | None = Field(
+        default=None, description="pending tokens as the last step left them (Mastra's persisted "
+        "pendingMessageTokens, from which an activation sizes its chunk prefix)"
+    )
+    deferred_step: bool = Field(default=False, description="a step waits for an in-flight cycle's result")
     deleted: bool = False
     counters: Counters = Field(default_factory=Counters)
 

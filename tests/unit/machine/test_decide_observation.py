@@ -116,7 +116,7 @@ def test_s26_provider_change_activates_at_turn_start() -> None:
 
 def test_s28_sync_observation_when_buffering_is_off() -> None:
     d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False}}))
-    d.talk(8, answer=False)
+    d.talk(9, answer=False)
     (job,) = [j for j in d.jobs if j.kind == "observe"]
     assert job.mode == "sync" and d.events("observation-start")
     d.answer(job)
@@ -141,7 +141,7 @@ def test_s29_pending_tool_call_postpones_sync_observation() -> None:
 
 def test_s30_nothing_new_means_no_second_observation() -> None:
     d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False}}))
-    d.talk(8)
+    d.talk(9)
     count = len(d.events("observation-end"))
     d.feed(TurnStart(thread_id="t1", resource_id="r1", at=T0 + 60 * MINUTE, model="openai/gpt-4o"))
     assert len(d.events("observation-end")) == count and d.jobs == []
@@ -149,9 +149,9 @@ def test_s30_nothing_new_means_no_second_observation() -> None:
 
 def test_failed_sync_observation_keeps_messages_and_retries_on_next_message() -> None:
     d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False}}))
-    d.talk(8, answer=False)
+    d.talk(9, answer=False)
     d.answer(d.jobs[0], ok=False)
-    assert d.events("observation-failed") and len(d.state.window) == 8
+    assert d.events("observation-failed") and len(d.state.window) == 9
     d.feed(message("late", T0 + 30 * MINUTE))
     assert [j.mode for j in d.jobs] == ["sync"]
 
@@ -159,7 +159,7 @@ def test_failed_sync_observation_keeps_messages_and_retries_on_next_message() ->
 def test_late_message_is_not_silently_observed() -> None:
     """Mastra treats a message older than the cursor as observed (spec §12.12); we keep it."""
     d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False}}))
-    d.talk(8)
+    d.talk(9)
     cursor = d.state.record.last_observed_at
     d.feed(message("straggler", cursor - MINUTE))
     assert "straggler" in [m.id for m in d.state.window]
@@ -167,7 +167,7 @@ def test_late_message_is_not_silently_observed() -> None:
 
 def test_replayed_message_is_a_counted_duplicate() -> None:
     d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False}}))
-    d.talk(8)
+    d.talk(9)
     d.feed(message("m0", T0))
     d.feed(message("m7", T0 + 7 * MINUTE, role="assistant"))
     assert d.state.counters.duplicate_messages == 2
@@ -260,7 +260,7 @@ def test_observed_ids_are_kept_only_within_the_late_tolerance() -> None:
     from processors.machine.state import LATE_TOLERANCE_MS
 
     d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False}}))
-    d.talk(8, step=LATE_TOLERANCE_MS // 4)
+    d.talk(9, step=LATE_TOLERANCE_MS // 4)
     assert d.state.record.last_observed_at is not None
     horizon = d.state.record.last_observed_at - LATE_TOLERANCE_MS
     assert d.state.observed and all(at > horizon for at in d.state.observed.values())
@@ -290,14 +290,14 @@ def test_working_memory_from_the_observer_is_kept_on_the_record_and_sent_back() 
 
     d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False,
                                                         "manage_working_memory": True}}))
-    d.talk(8, answer=False)
+    d.talk(9, answer=False)
     job = d.jobs.pop()
     assert job.working_memory is None
     block = "# Working memory\n- **Name**: Maya"
     d.feed(respond(job).model_copy(update={"extracted_values": {"working-memory": block, "mood": "calm"}}))
     assert d.state.record.working_memory == block and d.state.record.working_memory_version == 1
     assert d.state.threads["t1"].extracted == {"mood": "calm"}, "the block is not an ordinary extracted value"
-    d.talk(8, start=T0 + 60 * MINUTE, prefix="n", answer=False)
+    d.talk(9, start=T0 + 60 * MINUTE, prefix="n", answer=False)
     assert d.jobs[-1].working_memory == block
     context = build_context(d.state.record.active_observations, [], T0, working_memory=block)
     assert context.system[-1] == f"<working-memory>\n{block}\n</working-memory>"

@@ -1,6 +1,7 @@
 """The state machine's reflection side (spec §4.8) and the generation rollover fixes (P1, P6, cursor)."""
 
 from processors.config import OMConfig
+from schemas.control import ConfigOverride
 from tests.unit.machine.core_driver import MINUTE, T0, Driver, message
 from streams.harness.echo_model import respond
 
@@ -64,28 +65,32 @@ def test_p1_new_generation_keeps_buffered_chunks() -> None:
 
 
 def test_reflection_keeps_lines_appended_while_it_ran() -> None:
-    """Mastra's sync reflection committed its stale snapshot (P6); the tail must survive."""
-    d = Driver(OMConfig.model_validate(SYNC_ONLY))
-    reflect_job = None
+    """Mastra's sync reflection committed its stale snapshot (P6); the tail must survive.
+
+    A synchronous observation is in flight when a turn starts a synchronous reflection (the record's
+    reflection threshold was lowered meanwhile); the observation's lines land while the Reflector runs.
+    """
+    d = Driver(OMConfig.model_validate({"observation": {"message_tokens": 500, "buffer_tokens": False},
+                                        "reflection": {"observation_tokens": 40_000}}))
     i = 0
-    while reflect_job is None:
+    while not d.state or not d.state.record.active_observations or not d.jobs:
         d.feed(message(f"m{i}", T0 + i * MINUTE, role="user" if i % 2 == 0 else "assistant"))
         i += 1
-        for job in list(d.jobs):
-            if job.kind == "reflect":
-                reflect_job = job
-            else:
-                d.answer(job)
-    for j in range(i, i + 20):
-        d.feed(message(f"m{j}", T0 + j * MINUTE))
-        for job in [x for x in d.jobs if x.kind == "observe"]:
-            d.answer(job)
-    tail_marker = f"[m{i + 10}]"
+        if d.state.record.active_observations == "" and d.jobs:
+            d.answer(d.jobs[0])
+    (observe_job,) = d.jobs
+    d.feed(ConfigOverride(thread_id="t1", resource_id="r1", at=T0 + i * MINUTE,
+                          config={"reflection": {"observation_tokens": 10}}))
+    d.feed(message(f"m{i}", T0 + i * MINUTE))
+    (reflect_job,) = [j for j in d.jobs if j.kind == "reflect"]
+    assert reflect_job.mode == "sync"
+    tail_marker = f"[{observe_job.messages[-1].id}]"
+    d.answer(observe_job)
     assert tail_marker in d.state.record.active_observations
+    assert tail_marker not in reflect_job.observations
     d.answer(reflect_job)
     assert d.state.record.generation == 1
     assert tail_marker in d.state.record.active_observations
-
 
 def test_cursor_never_moves_backward_across_reflection() -> None:
     d = Driver(OMConfig.model_validate(REFLECTIVE))

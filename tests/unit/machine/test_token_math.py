@@ -54,3 +54,12 @@ def test_s23_no_chunks_activates_nothing() -> None:
 def test_projected_removal_is_zero_when_nothing_needs_removing() -> None:
     assert projected_message_removal([5000], 5000, 30000, 0.8) == 0
     assert projected_message_removal([8000, 9000], 25000, 30000, 0.7) == 17000
+
+
+def test_activation_sizes_from_the_pending_count_of_the_previous_step_not_the_live_one() -> None:
+    """Issue 16.3 (spec §4.5 step 5): Mastra passes the pending tokens its last step persisted. With the
+    live count, which already holds the new user message, one chunk too many activates."""
+    chunks, threshold, ratio = [6508, 6638, 4972, 6698, 3352], 30_000, 0.8
+    persisted, live = 29_900, 31_500  # the step before the user's 1,600-token message, and after it
+    assert chunks_to_activate(chunks, persisted, threshold, ratio) == 4
+    assert chunks_to_activate(chunks, live, threshold, ratio) == 5
