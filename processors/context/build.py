@@ -31,6 +31,7 @@ class AgentContext:
     system: list[str] = field(default_factory=list)
     continuation: ChatMessage | None = None
     messages: list[ChatMessage] = field(default_factory=list)
+    observed_through: int | None = None  # the record's cursor: messages up to it are in the observations
 
     def as_chat(self) -> list[dict[str, Any]]:
         """OpenAI-style ``{role, content}`` list, in the order the agent should send it."""

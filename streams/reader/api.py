@@ -99,7 +99,7 @@ class Reader:
             self._working_memories.load(window) if observation.manage_working_memory else _none(),
             *(self._windows.load(replace(window, thread_id=t)) for t in others),
         )
-        return build_context(
+        context = build_context(
             head.active_observations if head is not None else "",
             unobserved,
             now_ms if now_ms is not None else int(time.time() * 1000),
@@ -113,6 +113,7 @@ class Reader:
                 dict(zip(others, other_windows)), thread_id, counter_for(self.config), tz,
                 obscure_ids=self.config.obscure_thread_ids) if others else "",
         )
+        return replace(context, observed_through=head.last_observed_at if head is not None else None)
 
     async def status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
         """The newest ``status`` event of the thread's record (token windows, buffers, generation)."""

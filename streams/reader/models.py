@@ -25,12 +25,17 @@ class ContextResponse(BaseModel):
     continuation: ChatMessage | None = Field(description="the om-continuation reminder, when observations exist")
     messages: list[ChatMessage] = Field(description="unobserved messages (incl. temporal-gap signals), oldest first")
     chat: list[ChatTurn]
+    observed_through: int | None = Field(
+        default=None, description="the record's cursor (UTC epoch ms): messages up to it are in the observations")
+    own_messages: list[str] = Field(
+        default_factory=list, description="ids the client appended itself (sent, not yet materialised)")
 
     @classmethod
     def of(cls, thread_id: str, resource_id: str, context: AgentContext) -> ContextResponse:
         return cls(thread_id=thread_id, resource_id=resource_id, system=context.system,
                    continuation=context.continuation, messages=context.messages,
-                   chat=[ChatTurn(**turn) for turn in context.as_chat()])
+                   chat=[ChatTurn(**turn) for turn in context.as_chat()],
+                   observed_through=context.observed_through)
 
 
 class StatusResponse(BaseModel):

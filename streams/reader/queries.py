@@ -37,7 +37,8 @@ ResourceThread = tuple[str, str]
 _PAIRS = "Array(Tuple(String, String))"
 
 _HEADS = f"""
-SELECT resource_id, lookup_key, generation, version, active_observations, observed_timezone, threads
+SELECT resource_id, lookup_key, generation, version, active_observations, observed_timezone, threads,
+       last_observed_at
 FROM om_records FINAL
 WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}
 ORDER BY resource_id, lookup_key, generation DESC
@@ -127,6 +128,7 @@ class Head:
     active_observations: str
     timezone: str
     threads: dict[str, ThreadMeta]
+    last_observed_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -261,9 +263,10 @@ def _unique(items: Any) -> list[Any]:
 
 
 def _head(row: Sequence[Any]) -> Head:
-    key, generation, version, observations, timezone, threads = row
+    key, generation, version, observations, timezone, threads, last_observed_at = row
     metas = {tid: ThreadMeta.model_validate(meta) for tid, meta in orjson.loads(threads).items()}
-    return Head(key, int(generation), int(version), observations, timezone, metas)
+    cursor = int(last_observed_at) if last_observed_at is not None else None
+    return Head(key, int(generation), int(version), observations, timezone, metas, cursor)
 
 
 def _status(payload: str) -> StatusEvent:

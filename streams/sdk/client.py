@@ -25,6 +25,7 @@ from schemas.control import ConfigOverride, ControlEvent, ThreadDeleted, TurnEnd
 from schemas.messages import ChatMessage
 from streams.reader.models import ContextResponse, StatusResponse
 from streams.sdk.events import EventStream, Since
+from streams.sdk.own_writes import OwnWrites
 from streams.sdk.reader import ReaderClient
 from streams.settings import Settings, get_settings
 from streams.topics import Topics
@@ -44,6 +45,7 @@ class OMClient:
         url = reader_url or f"http://{self.settings.reader_host}:{self.settings.reader_port}"
         self.reader = ReaderClient(url, token)
         self._producer: AIOKafkaProducer | None = None
+        self.own_writes = OwnWrites()
         self._starting = asyncio.Lock()
 
     async def __aenter__(self) -> OMClient:
@@ -75,6 +77,7 @@ class OMClient:
                                        key=self.key_for(m.thread_id, m.resource_id).encode())
                    for m in parsed]
         await asyncio.gather(*pending)
+        self.own_writes.remember(parsed)
         return parsed
 
     # -- control -------------------------------------------------------------------------------
@@ -109,9 +112,14 @@ class OMClient:
                            thread_id=thread_id, resource_id=resource_id, since=since)
 
     async def context(self, thread_id: str, resource_id: str | None = None, *,
-                      wait_for_message_id: str | None = None, timeout: float = 5.0) -> ContextResponse:
-        return await self.reader.context(thread_id, resource_id, wait_for_message_id=wait_for_message_id,
-                                         timeout=timeout)
+                      wait_for_message_id: str | None = None, timeout: float = 5.0,
+                      own_messages: bool = True) -> ContextResponse:
+        """The context the agent sends next. Messages this client sent that the reader does not show
+        yet are appended (``own_messages``; read-your-writes without waiting). ``wait_for_message_id``
+        instead waits until the pipeline has folded that message (for callers that need its decisions)."""
+        response = await self.reader.context(thread_id, resource_id, wait_for_message_id=wait_for_message_id,
+                                             timeout=timeout)
+        return self.own_writes.merge(response) if own_messages else response
 
     async def status(self, thread_id: str, resource_id: str | None = None) -> StatusResponse:
         return await self.reader.status(thread_id, resource_id)

@@ -105,6 +105,25 @@ async def test_sdk_send_is_observed_as_events_and_readable_through_the_reader(cl
     assert await asyncio.to_thread(blocking_twin) == [first.id, second.id, f"{thread}-3"]
 
 
+async def test_a_context_right_after_send_includes_the_message_without_waiting(client: OMClient) -> None:
+    """Read-your-writes from the client's own sends: no wait on the processor or the sink (issue 19)."""
+    thread, at = f"ryw-{uuid.uuid4().hex[:6]}", int(time.time() * 1000)
+    first = message(f"{thread}-1", thread, "sdk-user", at, "book the table for Friday")
+    async with client.events(["status"], thread_id=thread) as stream:
+        await client.send(first)
+        await until_applied(stream, {thread: first.id})
+    await client.context(thread, "sdk-user", wait_for_message_id=first.id, timeout=30)
+    second = message(f"{thread}-2", thread, "sdk-user", at + 1000, "and a cake, chocolate")
+    await client.send(second)
+    context = await client.context(thread, "sdk-user")  # no wait: the pipeline may not have it yet
+    assert [m.id for m in context.messages] == [first.id, second.id]
+    assert context.chat[-1].content == "and a cake, chocolate"
+    assert second.id in context.own_messages or second.id in [m.id for m in context.messages[:-1]]
+    raw = await client.context(thread, "sdk-user", own_messages=False, wait_for_message_id=second.id, timeout=30)
+    assert [m.id for m in raw.messages] == [first.id, second.id] and raw.own_messages == []
+    assert [m.id for m in (await client.context(thread, "sdk-user")).messages] == [first.id, second.id]
+
+
 async def om_cli(settings: Settings, *args: str) -> tuple[int, str, str]:
     env = {**os.environ, "OM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "OM_TOPIC_PREFIX": settings.topic_prefix,
            "OM_CONFIG_FILE": str(settings.config_file), "OM_DATA_DIR": str(settings.data_dir)}

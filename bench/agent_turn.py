@@ -1,0 +1,123 @@
+"""The agent's turn through the real worker: send the user message, read the context that includes it.
+
+Workload after Mastra's own benchmark, scaled by options: ``threads`` conversations of ``turns``
+turns, ~300-token user messages and ~100-token replies, thresholds 4,000 / 6,000, the deterministic
+model, the embedded default (worker + chDB + reader in one process). Per turn: an acknowledged
+send of the user message, then the context read, then the reply sent. Two ways to read:
+
+* **own writes** — the SDK appends the client's own not-yet-materialised messages (no wait);
+* **wait** — ``wait_for_message_id``: until the processor has folded the message and the sink
+  stored it (for callers that need the processor's decisions).
+
+Baselines from the same run: a bare acknowledged produce plus a bare ``GET /healthz`` on the same
+reader; the ratio is what the read path adds. Worker CPU per read comes from ``/proc/<pid>/stat``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import aiohttp
+from aiokafka import AIOKafkaProducer
+
+from bench.corpus import WORDS
+from bench.stats import summary
+from bench.worker import BOOTSTRAP
+from schemas.messages import ChatMessage, TextPart
+from streams.harness.workers import WorkerProcess
+from streams.sdk import OMClient
+from streams.services.kafka_topics import create_topics
+from streams.settings import get_settings
+
+CONFIG = {"observation": {"messageTokens": 4000}, "reflection": {"observationTokens": 6000}}
+TOKEN = "bench-agent-turn"
+T0 = 1_767_600_000_000
+
+
+def _text(words: int, turn: int, thread: int) -> str:
+    return f"turn {turn} of {thread}: " + " ".join(WORDS[(turn * 5 + j * 3 + thread) % len(WORDS)] for j in range(words))
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, own: bool,
+                        samples: list[float]) -> None:
+    tid, rid = f"{prefix}-{thread}", f"user-{prefix}-{thread}"
+    for turn in range(turns):
+        at = T0 + turn * 60_000
+        user = ChatMessage(id=f"{tid}-u{turn}", thread_id=tid, resource_id=rid, role="user", created_at=at,
+                           parts=[TextPart(text=_text(260, turn, thread))])
+        start = time.perf_counter()
+        await client.send(user)
+        if own:
+            context = await client.context(tid, rid)
+        else:
+            context = await client.context(tid, rid, wait_for_message_id=user.id, timeout=60, own_messages=False)
+        samples.append((time.perf_counter() - start) * 1000)
+        assert context.messages and context.messages[-1].id == user.id
+        await client.send(ChatMessage(id=f"{tid}-a{turn}", thread_id=tid, resource_id=rid, role="assistant",
+                                      created_at=at + 1000, parts=[TextPart(text=_text(86, turn, thread))]))
+
+
+async def _baseline(reader_url: str, topic: str, n: int) -> list[float]:
+    producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, enable_idempotence=True, acks="all", linger_ms=5)
+    await producer.start()
+    samples = []
+    try:
+        async with aiohttp.ClientSession() as http:
+            for i in range(n):
+                start = time.perf_counter()
+                await (await producer.send(topic, b"x" * 1500, key=str(i).encode()))
+                async with http.get(f"{reader_url}/healthz") as response:
+                    await response.read()
+                samples.append((time.perf_counter() - start) * 1000)
+    finally:
+        await producer.stop()
+    return samples
+
+
+async def main(threads: int, turns: int, concurrency: list[int]) -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="om-bench-turn-"))
+    process = WorkerProcess(BOOTSTRAP, f"turn-{uuid.uuid4().hex[:8]}", CONFIG, workdir,
+                            extra_env={"OM_LLM_CONCURRENCY": "4", "OM_READER_TOKENS": f'{{"{TOKEN}": ["*"]}}'})
+    try:
+        handle = await asyncio.to_thread(process.start)
+        reader_url = f"http://127.0.0.1:{handle.env['OM_READER_PORT']}"
+        scratch = f"{process.prefix}.baseline"
+        await create_topics(BOOTSTRAP, [scratch], partitions=1, replication=1)
+        settings = process.settings().model_copy(update={"reader_port": int(handle.env["OM_READER_PORT"])})
+        print(f"{threads} threads x {turns} turns, ~300-token user messages, ~100-token replies, "
+              f"thresholds 4,000 / 6,000, embedded worker")
+        for level in concurrency:
+            base = await _baseline(reader_url, scratch, 200)
+            print(f"\nconcurrency {level}:  baseline (ack'd produce + GET /healthz)  {summary(base)}")
+            for own in (True, False):
+                samples: list[float] = []
+                prefix = f"c{level}{'o' if own else 'w'}{uuid.uuid4().hex[:4]}"
+                cpu0, wall0 = _cpu_s(handle.proc.pid), time.perf_counter()
+                async with OMClient(settings, scope="thread", token=TOKEN, reader_url=reader_url) as client:
+                    for first in range(0, threads, level):
+                        await asyncio.gather(*(_conversation(client, prefix, t, turns, own, samples)
+                                               for t in range(first, min(threads, first + level))))
+                cpu, wall = _cpu_s(handle.proc.pid) - cpu0, time.perf_counter() - wall0
+                p99 = sorted(samples)[max(0, int(0.99 * len(samples)) - 1)]
+                base99 = sorted(base)[max(0, int(0.99 * len(base)) - 1)]
+                label = "send + context (own writes)" if own else "send + context (wait)      "
+                print(f"  {label}  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "
+                      f"worker CPU {cpu * 1000 / len(samples):5.1f} ms/turn   {len(samples) / wall:6.1f} turns/s")
+    finally:
+        process.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(os.environ.get("TURN_THREADS", "16")), int(os.environ.get("TURNS", "10")), [1, 16]))
