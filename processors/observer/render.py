@@ -22,11 +22,8 @@ from processors.observer.attachments import (
     should_forward,
 )
 from processors.model_port import TokenCounter
-from processors.observer.tool_format import (
-    RESULT_TOKEN_LIMIT,
-    format_tool_args,
-    format_tool_result,
-)
+from processors.observer.tool_args import format_tool_args
+from processors.observer.tool_format import RESULT_TOKEN_LIMIT, format_tool_result
 from schemas.messages import (
     ChatMessage,
     FilePart,
@@ -125,7 +122,7 @@ class HistoryRenderer:
         entries: list[tuple[str, str]] = []
         if part.tool_call_id not in cursor.called:
             cursor.called.add(part.tool_call_id)
-            args = self._cap(format_tool_args(part.args, self.counter))
+            args = format_tool_args(part.args, self.counter, char_limit=self.options.part_char_limit)
             entries.append((f"Tool Call {part.tool_name}", args))
         terminal = _TERMINAL_TITLES.get(part.state)
         if terminal:
