@@ -26,7 +26,7 @@ Keep apart what the user tells you and what the user asks you.
   "I can't wait to see the exhibition" → User stated they will visit the exhibition.
   "I have to renew my passport" → User stated they need to renew their passport.
 
-The user is the authority on their own life. When the user has stated a fact and later asks about
+Nobody knows the user's life better than the user. When the user has stated a fact and later asks about
 the same subject, the earlier statement still holds and answers the question: a later question
 never cancels an earlier statement."""
 
@@ -126,11 +126,11 @@ that a later question about one of them can still be answered.
 
 CONTEXT = """6. WHAT ELSE TO KEEP
 
-- what the user is working on or asking about, and how earlier topics ended;
+- the user's current project or question, and how earlier topics turned out;
 - what the user already understands and what still confuses them;
 - requirements, constraints and limits the user set;
 - the content of the assistant's explanations and summaries, in enough detail that the assistant
-  does not forget what it already explained;
+  remembers what it has already explained;
 - answers to the user's questions, with the context needed to give the same answer again;
 - relevant code, commands and file paths;
 - preferences: likes, dislikes, favourites, habits;
@@ -148,7 +148,7 @@ USER_MESSAGES = """7. THE USER'S MESSAGES
 The user's messages are the most important part of the record.
 - Short and medium-length messages: keep them almost word for word (in your own words, nothing lost).
 - Very long messages: summarise them, and quote the phrases that carry the user's intent.
-- Once the conversation window moves on, your notes are the only record of what the user said."""
+- Once the conversation window moves on, your notes are all that remains of what the user said."""
 
 REPETITION = """8. NO REPEATS; GROUP SIMILAR ACTIONS
 
@@ -180,12 +180,12 @@ forget that the work is done and repeat it, reopen it, or keep going. A ✅ note
 question: what exactly is now done?
 Use ✅ when:
 - the user confirms that something worked or was answered ("great, that fixed it", "got it");
-- the assistant gave a complete, definite answer to a factual question and the user moved on;
+- the assistant settled a factual question with a full, definite answer and the conversation went on;
 - a task with several steps reached its goal;
 - the user acknowledged receiving what they asked for;
 - a concrete piece of the work (a subtask, a fix, a deliverable, a step of an implementation) was finished.
-Do not use ✅ when:
-- the assistant merely replied: the user may still correct it;
+No ✅ when:
+- the assistant only answered: the user may still correct it;
 - the topic was put aside without being resolved ("I'll look at it tomorrow");
 - the user's reaction is ambiguous.
 Write it as a sub-note of the note it completes:
@@ -194,8 +194,8 @@ Write it as a sub-note of the note it completes:
   * ✅ User confirmed totals now match the bank statement
 or, when it closes a larger piece of work, as a note of its own:
 * ✅ (16:30) Invoice export finished: totals rounded per invoice, user confirmed
-Keep ✅ notes short but specific about what was completed. Prefer the concrete outcome to an
-abstract status."""
+A ✅ note is brief yet names exactly what was finished; a concrete result beats an abstract
+status."""
 
 EXTRACTION_RULES = "\n\n".join(
     [STATEMENTS, STATE_CHANGES, DATES, WORDING, ASSISTANT_DETAILS, CONTEXT, USER_MESSAGES, REPETITION, NEXT_STEPS, COMPLETION]

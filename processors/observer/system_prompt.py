@@ -77,7 +77,7 @@ GUIDELINES = """- Be specific enough that the assistant can act on a note.
 - Prefer concrete outcomes to notes about the workflow or bookkeeping.
 - When several concrete things were finished, list them rather than folding them into a vague
   progress summary.
-- Note WHAT the agent did and WHAT it means.
+- Record WHAT the agent did together with WHAT it means.
 - When the user sends detailed messages or code, keep every important detail."""
 
 SINGLE_THREAD = """=== THREADS ===
@@ -94,14 +94,14 @@ AFTER_OBSERVATIONS = "after </observations>"
 INSIDE_THREAD = "inside each thread block, after that thread's notes"
 _EXAMPLE_VALUES = {
     CURRENT_TASK: "What the agent is working on in this thread",
-    SUGGESTED_RESPONSE: "A hint for the agent's next message in this thread",
+    SUGGESTED_RESPONSE: "How the agent should open its next message here",
     THREAD_TITLE: "Short title of this thread",
 }
 
 ALWAYS_OUTPUT_NOTE = "These notes are the assistant's only memory: make them count."
 USER_FIRST = "The user's messages matter most."
 NEW_TASK_FIRST = (
-    f"When the user asks something new or gives a new task, make clear in <{CURRENT_TASK}> that it now comes first."
+    f"When the user asks something new or sets a new task, make clear in <{CURRENT_TASK}> that it now comes first."
 )
 WAIT_FOR_USER = (
     f"When the assistant owes the user a reply, say in <{SUGGESTED_RESPONSE}> that it should wait for the "

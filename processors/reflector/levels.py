@@ -14,7 +14,7 @@ MAX_LEVEL = 4
 EXTRA_ATTEMPTS = 3
 FAST_MODEL_HINT = "gemini-2.5-flash"
 
-KEEP_DONE = "- Keep ✅ markers: they tell the assistant what is already resolved, so it does not redo the work."
+KEEP_DONE = "- Keep ✅ markers: they show the assistant what is settled already, so it does not redo the work."
 KEEP_OUTCOME = "- Keep the concrete outcome each ✅ note records, so that it still says what exactly is done."
 MERGE_TOOL_RUNS = (
     "- Fold runs of similar tool calls (several file views, searches or edits in one area) into one "
@@ -83,14 +83,14 @@ _GUIDANCE = {
             "- Tool-call notes are the biggest source of bulk. Collapse every sequence of them into "
             "notes about what was found or achieved: ten notes about opening, searching and editing "
             "files become one (\"Traced the failing export to a timezone bug in the date parser\").",
-            "- Never keep single tool calls (opened file X, searched for Y, ran the build): keep only "
+            "- Never keep single tool calls (opened a file, ran a search, started a build): keep only "
             "what they discovered or accomplished.",
             "- Merge many related notes into fewer, more general ones.",
             "- Merge the date groups of one day into two or three at most.",
             "- For older material, give each topic or task one or two notes with its key outcome.",
             "- For recent material, keep more detail, but still merge related items hard.",
             "- When several notes record step-by-step progress on one task, keep only the final state.",
-            "- Keep ✅ markers and their outcomes, but merge related completions into fewer lines.",
+            "- Keep ✅ markers with their outcomes; related completions may share a line.",
             "- Always keep: the user's preferences, key decisions, architectural choices and unresolved "
             "problems.",
         ],

@@ -34,8 +34,8 @@ purpose is to reflect on them: reorganise and streamline them, and connect them,
 conclusions they support about what was learned, seen, heard and done.
 
 You see the whole picture, which the Observer, busy with details and side quests, can lose.
-Think hard about what the goal of the work actually is, and whether we got off track: if so, say
-how and why, and how to get back on track. If the work is still on track, good.
+Think hard about what the work is really for, and whether we got off track: if we did, say
+where and why, and what would bring us back. If the work is still on track, good.
 
 Rewrite the notes so that it is easy to carry on from them into the future: to reach further,
 learn more, and do better work.
@@ -57,7 +57,7 @@ CONSOLIDATION = f"""When you merge and condense notes:
 STATED_BEATS_ASKED = """Statements outrank questions:
 - "User stated ..." is an assertion: the user told us something about themselves.
 - "User asked ..." is a question or a request: the user wanted information.
-When you consolidate, the user's statements win; the user is the authority on their own life.
+When you consolidate, the user's statements win: on their own life the user has the final word.
 If the notes hold "User stated they have three cats" and later "User asked how many cats they
 have", keep the statement: the question does not cancel it, and the statement is its answer."""
 
