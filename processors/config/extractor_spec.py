@@ -20,6 +20,11 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, ValidationInfo, model_validator
 
 from processors.config.base import ConfigModel
+from processors.config.builtin_instructions import (
+    CURRENT_TASK_INSTRUCTIONS,
+    SUGGESTED_RESPONSE_INSTRUCTIONS,
+    THREAD_TITLE_INSTRUCTIONS,
+)
 
 ExtractorMode = Literal["inline", "structured", "hook"]
 
@@ -144,23 +149,17 @@ def check_unique_slugs(specs: Iterable[ExtractorSpec], taken: Iterable[str] = ()
 
 CURRENT_TASK = ExtractorSpec.builtin(
     name="current-task",
-    instructions=(
-        "State the task the assistant is working on right now, in one or two sentences, "
-        "including what is already done and what remains."
-    ),
+    instructions=CURRENT_TASK_INSTRUCTIONS,
     metadata_key_path="currentTask",
 )
 SUGGESTED_RESPONSE = ExtractorSpec.builtin(
     name="suggested-response",
-    instructions=(
-        "Suggest how the assistant should continue its next reply so the conversation picks up "
-        "naturally where it left off."
-    ),
+    instructions=SUGGESTED_RESPONSE_INSTRUCTIONS,
     metadata_key_path="suggestedResponse",
 )
 THREAD_TITLE = ExtractorSpec.builtin(
     name="thread-title",
-    instructions="Give the conversation a short, specific title of at most a few words.",
+    instructions=THREAD_TITLE_INSTRUCTIONS,
     metadata_key_path="threadTitle",
 )
 BUILTIN_EXTRACTORS = (CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE)

@@ -3,6 +3,16 @@
 Times are shown in the record's time zone (``tz``), never the process's: the same log must read
 the same on every worker. A date line (``Dec 4 2024:``) opens each new day; each line is
 ``Title (h:mm AM): body`` with the time left out when it repeats the previous line's.
+
+Titles are facts of Mastra 1.31's format: the role (``User``, ``Assistant``, ``Signal`` for a
+temporal-gap reminder, whose body is its whole text ``2 hours later — 01/05/2026, 11:05 AM UTC``),
+``Reasoning``, ``Image``/``File`` by the part's type — an image-like *file* part reads
+``File: [Image #1: photo.jpg]`` — and ``Tool Call|Result|Error|Denied <tool>``. A failed or
+denied call shows its error text or reason, else Mastra's fallback sentence.
+
+Deliberate difference: the reminder is stamped 1 ms before the message it precedes (as Mastra
+stamps it) and the history is in time order, so the Observer always reads "2 hours later" just
+before what the user then said; Mastra's list keeps insertion order, where it can follow it.
 """
 
 from __future__ import annotations
@@ -22,11 +32,8 @@ from processors.observer.attachments import (
     should_forward,
 )
 from processors.model_port import TokenCounter
-from processors.observer.tool_format import (
-    RESULT_TOKEN_LIMIT,
-    format_tool_args,
-    format_tool_result,
-)
+from processors.observer.tool_args import format_tool_args
+from processors.observer.tool_format import RESULT_TOKEN_LIMIT, format_tool_result
 from schemas.messages import (
     ChatMessage,
     FilePart,
@@ -37,9 +44,10 @@ from schemas.messages import (
 )
 
 HISTORY_HEADING = "## New Message History to Observe"
-TEMPORAL_MESSAGE_PREFIX = "__temporal_"
 _TERMINAL_TITLES = {"result": "Tool Result", "output-error": "Tool Error", "output-denied": "Tool Denied"}
-_DEFAULT_DENIAL = "The user denied this tool call."
+# Mastra's own fallbacks, word for word: they are what the model is shown, a format fact.
+TOOL_FAILED = "Tool execution failed"
+TOOL_DENIED = "Tool call was not approved by the user"
 
 
 @dataclass
@@ -91,9 +99,6 @@ class HistoryRenderer:
     def _message(self, message: ChatMessage, cursor: _Cursor) -> tuple[list[str], list[dict[str, Any]]]:
         lines: list[str] = []
         forwarded: list[dict[str, Any]] = []
-        if message.id.startswith(TEMPORAL_MESSAGE_PREFIX):
-            text = " ".join(p.text for p in message.parts if isinstance(p, TextPart)).strip()
-            return ([text] if text else []), []
         for part in message.parts:
             stamp = part.created_at if part.created_at is not None else message.created_at
             for title, body in self._entries(part, message.role, cursor, forwarded):
@@ -117,7 +122,7 @@ class HistoryRenderer:
         text, image = placeholder(part, self.attachments)
         if should_forward(matching_mime(part, image), self.options.observe_attachments, self.options.model):
             forwarded.append(content_part(part, image))
-        return ("Image" if image else "File"), text
+        return ("Image" if isinstance(part, ImagePart) else "File"), text
 
     def _tool(
         self, part: ToolInvocationPart, cursor: _Cursor, forwarded: list[dict[str, Any]]
@@ -125,20 +130,25 @@ class HistoryRenderer:
         entries: list[tuple[str, str]] = []
         if part.tool_call_id not in cursor.called:
             cursor.called.add(part.tool_call_id)
-            args = self._cap(format_tool_args(part.args, self.counter))
+            args = format_tool_args(part.args, self.counter, char_limit=self.options.part_char_limit)
             entries.append((f"Tool Call {part.tool_name}", args))
         terminal = _TERMINAL_TITLES.get(part.state)
         if terminal:
+            if part.state == "result" and _is_error(part):
+                terminal = "Tool Error"
             entries.append((f"{terminal} {part.tool_name}", self._cap(self._outcome(part, forwarded))))
         return entries
 
     def _outcome(self, part: ToolInvocationPart, forwarded: list[dict[str, Any]]) -> str:
+        """An error shows its result, else its error text, else the fallback; a denial its reason."""
         if part.state == "output-error":
-            return part.error_text or "Tool execution failed"
+            return _or(part.error_text, TOOL_FAILED)
         if part.state == "output-denied":
-            return part.approval_reason or _DEFAULT_DENIAL
+            return _or(part.approval_reason, TOOL_DENIED)
         mastra = (part.provider_metadata or {}).get("mastra") or {}
         result = mastra.get("modelOutput", part.result) if isinstance(mastra, dict) else part.result
+        if _is_error(part) and (result is None or (isinstance(result, str) and not result.strip())):
+            return _or(part.error_text, TOOL_FAILED)
         return format_tool_result(
             result,
             self.counter,
@@ -175,12 +185,21 @@ class HistoryRenderer:
         limit = self.options.part_char_limit
         if limit is None or len(text) <= limit:
             return text
-        return f"{text[:limit]}… [truncated {len(text) - limit} characters]"
+        return f"{text[:limit]}\n... [truncated {len(text) - limit} characters]"
 
 
 def history_text(parts: list[dict[str, Any]]) -> str:
     """The text of a rendered history, attachments left out (for token budgets and tests)."""
     return "\n".join(p["text"] for p in parts if p.get("type") == "text")
+
+
+def _is_error(part: ToolInvocationPart) -> bool:
+    extras = part.model_extra or {}
+    return bool(extras.get("is_error", extras.get("isError")))
+
+
+def _or(text: str | None, fallback: str) -> str:
+    return text if text and text.strip() else fallback
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -1,7 +1,16 @@
 """The Observer's task message: prior notes, prior hints, then the ask (spec §5.2).
 
 It travels as its own user message before the history message, so the model can tell "what to
-do" from "what happened".
+do" from "what happened" and the history is the last thing it reads.
+
+Deliberate differences from Mastra 1.31, kept on purpose:
+* The "Previous Observations" are cut to ``previous_observer_tokens`` (newest lines and the
+  important older ones kept, gaps marked; ``observer/previous.py``): Mastra has the option but
+  leaves it unwired, so a long log would crowd the Observer's window there.
+* A reflection that is buffered but not yet activated stands in for the lines it covers, so the
+  Observer sees the memory as it will be once the reflection lands, not both versions.
+* In resource scope each message appears once, in its own thread's section of the history; the
+  prior hints are listed per thread here.
 """
 
 from __future__ import annotations
@@ -14,6 +23,22 @@ from processors.extraction.types import CURRENT_TASK, SUGGESTED_RESPONSE, THREAD
 from processors.observer.types import PriorMetadata
 
 ALWAYS_OUTPUT = "Always output an <observations> block, even if it only repeats nothing new."
+NO_REPEAT = (
+    "Do not repeat these notes: they are kept, and what you write is appended after them."
+)
+TRUNCATED = (
+    "The previous observations above were shortened to fit this call; the assistant itself still "
+    "has its full memory."
+)
+HINTS = "These hints are from the previous round: carry them on, and update them to what the new messages show."
+THREAD_HINTS = (
+    "These hints are from each thread's previous round: carry them on, and update each from that "
+    "thread's new messages."
+)
+ASK = (
+    "Write new observations for the message history in the next message. Do not repeat what the "
+    "previous observations already say. Follow the format of your instructions."
+)
 
 
 def task_prompt(
@@ -28,23 +53,13 @@ def task_prompt(
     if previous.strip():
         sections.append(
             "## Previous Observations\n\n"
-            f"{previous.strip()}\n\n"
-            "Do not repeat these notes: what you write is appended after them."
+            f"{previous.strip()}\n\n---\n\n{NO_REPEAT}"
         )
     metadata = _prior_lines(prior, list(inline_extractors))
     if metadata:
-        if truncated:
-            metadata.append("(Older previous observations were shortened to fit; the log itself is intact.)")
-        sections.append(
-            "## Prior Thread Metadata\n\n"
-            + "\n".join(metadata)
-            + "\n\nThese are hints from the previous round. Keep them in mind and update them if things changed."
-        )
-    sections.append(
-        "## Your Task\n\n"
-        "Write new observations for the message history in the next message. Do not repeat "
-        "earlier observations. Follow the format from your instructions."
-    )
+        note = f"{TRUNCATED}\n" if truncated else ""
+        sections.append("## Prior Thread Metadata\n\n" + "\n".join(metadata) + f"\n\n{note}{HINTS}")
+    sections.append(f"## Your Task\n\n{ASK}")
     if always_output:
         sections.append(ALWAYS_OUTPUT)
     return "\n\n".join(sections)
@@ -60,18 +75,15 @@ def multi_thread_task_prompt(
     extractors = list(inline_extractors)
     sections: list[str] = []
     if previous.strip():
-        sections.append(
-            f"## Previous Observations\n\n{previous.strip()}\n\n"
-            "Do not repeat these notes: what you write is appended after them."
-        )
+        sections.append(f"## Previous Observations\n\n{previous.strip()}\n\n---\n\n{NO_REPEAT}")
     blocks = []
     for thread_id, prior in priors.items():
         lines = _prior_lines(prior, extractors)
         if lines:
             blocks.append(f"- thread {thread_id}\n" + "\n".join(f"  {line}" for line in lines))
     if blocks:
-        note = "\n(Older previous observations were shortened to fit.)" if truncated else ""
-        sections.append("## Prior Thread Metadata\n\n" + "\n".join(blocks) + note)
+        note = f"{TRUNCATED}\n" if truncated else ""
+        sections.append("## Prior Thread Metadata\n\n" + "\n".join(blocks) + f"\n\n{note}{THREAD_HINTS}")
     sections.append(_multi_thread_ask(extractors))
     return "\n\n".join(sections)
 
@@ -85,7 +97,8 @@ def _multi_thread_ask(extractors: list[ExtractorLike]) -> str:
     )
     return (
         "## Your Task\n\n"
-        "Write new observations for every thread in the next message. Inside one <observations> "
+        "Write new observations for every thread of the message history in the next message. Do "
+        "not repeat what the previous observations already say. Inside one <observations> "
         "block, put one <thread id=\"...\"> section per thread with its notes"
         + (" and its own " + ", ".join(f"<{s}>" for s in slugs) + " sections" if slugs else "")
         + ".\n\nExample:\n<observations>\n"

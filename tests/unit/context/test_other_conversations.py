@@ -40,7 +40,7 @@ def test_times_follow_the_records_time_zone() -> None:
 
 def test_long_parts_are_cut_to_500_characters_and_say_so() -> None:
     block = other_conversations_block({"a": [msg("a", 0, "x" * 800)]}, "b", COUNTER)
-    assert "x" * PART_CHAR_LIMIT + "… [truncated 300 characters]" in block
+    assert "x" * PART_CHAR_LIMIT + "\n... [truncated 300 characters]" in block  # Mastra's marker
     assert "x" * (PART_CHAR_LIMIT + 1) not in block
 
 

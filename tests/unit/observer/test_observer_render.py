@@ -1,3 +1,4 @@
+from processors.context import format_reminder_timestamp, temporal_gap_text
 from processors.observer.render import HistoryRenderer, RenderOptions, history_text
 from processors.tokens import get_counter
 from schemas.messages import ChatMessage
@@ -85,3 +86,55 @@ def test_tool_errors_denials_and_missing_args():
     assert "Tool Call fetch (5:33 PM): [arguments unavailable]" in text
     assert "Tool Error fetch: Tool execution failed" in text
     assert "Tool Denied rm: too risky" in text
+    assert "Tool Call rm: arguments: [empty object]" in text  # Mastra's empty-container line
+
+
+def test_error_results_and_denials_carry_what_mastra_shows():
+    """Mastra 1.31: an errored result shows the result, else the error text, else its fallback;
+    a blank error text or denial reason falls back too; fallbacks are Mastra's own sentences."""
+    tool = {"type": "tool-invocation", "tool_name": "fetch", "args": {"url": "https://x.test"}}
+    messages = [_msg("1", "assistant", DEC_4_2024_1733,
+        {**tool, "tool_call_id": "a", "state": "result", "result": {"status": 503}, "is_error": True},
+        {**tool, "tool_call_id": "b", "state": "result", "result": None, "isError": True, "error_text": "timeout"},
+        {**tool, "tool_call_id": "c", "state": "result", "result": "  ", "is_error": True},
+        {**tool, "tool_call_id": "d", "state": "output-error", "error_text": "   "},
+        {**tool, "tool_call_id": "e", "state": "output-denied", "approval_reason": " "},
+        {**tool, "tool_call_id": "f", "state": "result", "result": "ok"},
+    )]
+    lines = _render(messages)[0].split("\n")
+    outcomes = [line for line in lines if line.startswith(("Tool Error", "Tool Denied", "Tool Result"))]
+    assert outcomes == [
+        "Tool Error fetch: {",
+        "Tool Error fetch: timeout",
+        "Tool Error fetch: Tool execution failed",
+        "Tool Error fetch: Tool execution failed",
+        "Tool Denied fetch: Tool call was not approved by the user",
+        "Tool Result fetch: ok",
+    ]
+    assert '  "status": 503' in lines
+
+
+def test_image_like_file_part_keeps_the_file_title_with_an_image_label():
+    """Mastra titles the line by the part's type and numbers it by what it holds."""
+    message = _msg("1", "user", DEC_4_2024_1733,
+        {"type": "image", "image": "https://x.test/board.png"},
+        {"type": "file", "data": "QUJD", "filename": "photo.jpg"},
+        {"type": "file", "data": "https://x.test/plan.pdf", "mime_type": "application/pdf"},
+    )
+    lines = _render([message])[0].split("\n")
+    assert lines[2:] == ["Image (5:33 PM): [Image #1: board.png]", "File: [Image #2: photo.jpg]", "File: [File #1: plan.pdf]"]
+
+
+def test_temporal_gap_reminder_is_a_signal_line_with_its_time():
+    """The reminder is a ``signal`` message; Mastra shows it like any message: ``Signal (time): text``."""
+    gap = temporal_gap_text(2 * 3_600_000)
+    text = f"{gap} — {format_reminder_timestamp(DEC_4_2024_1733, 'UTC')}"
+    messages = [
+        _msg("__temporal_gap_2", "signal", DEC_4_2024_1733 - 1, {"type": "text", "text": text}),
+        _msg("2", "user", DEC_4_2024_1733, {"type": "text", "text": "back again"}),
+    ]
+    lines = _render(messages)[0].split("\n")
+    assert lines[2:] == [
+        "Signal (5:32 PM): 2 hours later — 12/04/2024, 5:33 PM UTC",
+        "User (5:33 PM): back again",
+    ]
