@@ -125,7 +125,7 @@ async def _replay_and_watch(settings: Settings, messages: list[ChatMessage], con
     await events.start()
     await producer.start()
     seen: Counter[str] = Counter()
-    settled = False
+    settled, last_status = False, None
     try:
         with Progress(console=console) as progress:
             task = progress.add_task("replaying the sample conversation", total=len(messages))
@@ -142,7 +142,7 @@ async def _replay_and_watch(settings: Settings, messages: list[ChatMessage], con
                         seen[f"{event.type} ({getattr(event, 'operation_type', '-')})" if event.type != "status"
                              else "status"] += 1
                         if event.type == "status":
-                            settled = _settled(event)
+                            settled, last_status = _settled(event), event
                 if _done(seen) and settled:
                     break
     finally:
@@ -151,9 +151,9 @@ async def _replay_and_watch(settings: Settings, messages: list[ChatMessage], con
     if not (_done(seen) and settled):
         raise ServiceError(f"no reflection within {WAIT_S:.0f} s (events so far: {dict(seen)}); "
                            "see the worker log under the demo directory")
+    status = await _materialised(settings, last_status)
     context = await asyncio.to_thread(_get, settings, "context", {"wait_for_message_id": messages[-1].id,
                                                                   "timeout": "30"})
-    status = await asyncio.to_thread(_get, settings, "status", {})
     return {"events": seen, "context": context, "status": status}
 
 
@@ -161,6 +161,22 @@ def _done(seen: Counter[str]) -> bool:
     reflected = seen["activation (reflection)"] + seen["observation-end (reflection)"]
     return reflected > 0 and seen["buffering-start (observation)"] <= seen["buffering-end (observation)"] + \
         seen["buffering-failed (observation)"]
+
+
+async def _materialised(settings: Settings, last: Any) -> Any:
+    """The reader's status once ClickHouse holds the record of the last status event: the sink runs
+    behind the events topic, and a context read before it would show the log before its reflection."""
+    deadline = time.monotonic() + 30
+    while True:
+        status = await asyncio.to_thread(_get, settings, "status", {})
+        shown = (status or {}).get("status") or {}
+        windows = shown.get("windows", {}).get("active", {})
+        if (shown.get("generation") == last.generation
+                and windows.get("observations", {}).get("tokens") == last.windows.active.observations.tokens):
+            return status
+        if time.monotonic() >= deadline:
+            raise ServiceError("the reader did not show the final record within 30 s; see the worker log")
+        await asyncio.sleep(0.2)
 
 
 def _settled(status: Any) -> bool:
