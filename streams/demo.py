@@ -3,8 +3,14 @@
 It starts the local broker, a worker (processor, LLM workers, ClickHouse sink and reader in one
 process — the embedded mode), replays a multi-day conversation written for this project, waits for
 observation and reflection, and prints the observation log, the context an agent would receive,
-token counts before and after, and the lifecycle events seen. The model is the offline
-deterministic one unless ``OM_MODEL`` names a real provider (whose API key must be set).
+token counts before and after (:mod:`streams.demo_report`), whether a handful of facts from the
+conversation are still in that context, and the lifecycle events seen. The model is the offline
+deterministic one — string rules, not a language model — unless ``OM_MODEL`` names a real provider
+(whose API key must be set).
+
+The thresholds are small so that a four-day, 1,800-token conversation goes through observation,
+activation and reflection; buffered observations activate once the thread has been idle for an
+hour (``activateAfterIdle``), as when the user comes back the next day, and the demo waits for that.
 
 Each run uses fresh topics and a fresh ClickHouse directory under ``<data dir>/demo/``, so runs
 never mix.
@@ -28,9 +34,9 @@ from rich.panel import Panel
 from rich.progress import Progress
 from rich.table import Table
 
-from processors.tokens import get_counter
 from schemas.lifecycle import decode_event
 from schemas.messages import ChatMessage, TextPart
+from streams.demo_report import context_text, facts, measure
 from streams.services.errors import ServiceError
 from streams.services.kafka import LocalKafkaBroker
 from streams.services.kafka_health import is_healthy
@@ -40,15 +46,19 @@ from streams.topics import Topics
 from streams.worker import ensure_topics
 
 THREAD, RESOURCE, TOKEN = "maya-assistant", "maya", "demo-token"
-DEMO_CONFIG = {"observation": {"messageTokens": 700}, "reflection": {"observationTokens": 600}}
+DEMO_CONFIG = {
+    "observation": {"messageTokens": 300, "bufferActivation": 1, "activateAfterIdle": "1h"},
+    "reflection": {"observationTokens": 400},
+}
 WAIT_S = 120.0
 
 
-def load_sample() -> list[ChatMessage]:
-    """The bundled conversation: four days (ending yesterday) of a trip plan and a work project."""
+def load_sample(today: datetime | None = None) -> list[ChatMessage]:
+    """The bundled conversation: four days (ending the day before ``today``, UTC midnight by
+    default) of a trip plan and a work project."""
     text = resources.files("streams.demo_data").joinpath("sample_conversation.jsonl").read_text()
-    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    start = today - timedelta(days=4)
+    today = today or datetime.now(UTC)
+    start = today.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=4)
     messages = []
     for n, line in enumerate(filter(None, text.splitlines())):
         row = orjson.loads(line)
@@ -115,6 +125,7 @@ async def _replay_and_watch(settings: Settings, messages: list[ChatMessage], con
     await events.start()
     await producer.start()
     seen: Counter[str] = Counter()
+    settled, last_status = False, None
     try:
         with Progress(console=console) as progress:
             task = progress.add_task("replaying the sample conversation", total=len(messages))
@@ -123,24 +134,26 @@ async def _replay_and_watch(settings: Settings, messages: list[ChatMessage], con
                 progress.advance(task)
             await producer.flush()
         deadline = time.monotonic() + WAIT_S
-        with console.status("waiting for observation and reflection…"):
+        with console.status("waiting for observation, reflection and the idle activation…"):
             while time.monotonic() < deadline:
                 for records in (await events.getmany(timeout_ms=200)).values():
                     for record in records:
                         event = decode_event(record.value)
                         seen[f"{event.type} ({getattr(event, 'operation_type', '-')})" if event.type != "status"
                              else "status"] += 1
-                if _done(seen):
+                        if event.type == "status":
+                            settled, last_status = _settled(event), event
+                if _done(seen) and settled:
                     break
     finally:
         await producer.stop()
         await events.stop()
-    if not _done(seen):
+    if not (_done(seen) and settled):
         raise ServiceError(f"no reflection within {WAIT_S:.0f} s (events so far: {dict(seen)}); "
                            "see the worker log under the demo directory")
+    status = await _materialised(settings, last_status)
     context = await asyncio.to_thread(_get, settings, "context", {"wait_for_message_id": messages[-1].id,
                                                                   "timeout": "30"})
-    status = await asyncio.to_thread(_get, settings, "status", {})
     return {"events": seen, "context": context, "status": status}
 
 
@@ -148,6 +161,28 @@ def _done(seen: Counter[str]) -> bool:
     reflected = seen["activation (reflection)"] + seen["observation-end (reflection)"]
     return reflected > 0 and seen["buffering-start (observation)"] <= seen["buffering-end (observation)"] + \
         seen["buffering-failed (observation)"]
+
+
+async def _materialised(settings: Settings, last: Any) -> Any:
+    """The reader's status once ClickHouse holds the record of the last status event: the sink runs
+    behind the events topic, and a context read before it would show the log before its reflection."""
+    deadline = time.monotonic() + 30
+    while True:
+        status = await asyncio.to_thread(_get, settings, "status", {})
+        shown = (status or {}).get("status") or {}
+        windows = shown.get("windows", {}).get("active", {})
+        if (shown.get("generation") == last.generation
+                and windows.get("observations", {}).get("tokens") == last.windows.active.observations.tokens):
+            return status
+        if time.monotonic() >= deadline:
+            raise ServiceError("the reader did not show the final record within 30 s; see the worker log")
+        await asyncio.sleep(0.2)
+
+
+def _settled(status: Any) -> bool:
+    """Every message observed and activated: nothing pending, nothing buffered."""
+    windows = status.windows
+    return windows.active.messages.tokens == 0 and windows.buffered.observations.chunks == 0
 
 
 def _get(settings: Settings, what: str, query: dict[str, str]) -> Any:
@@ -160,7 +195,6 @@ def _get(settings: Settings, what: str, query: dict[str, str]) -> Any:
 
 
 def _print_report(console: Console, messages: list[ChatMessage], report: dict[str, Any]) -> None:
-    counter = get_counter("tokenx")
     context = report["context"]
     chat = context.get("chat") or []
     system = [m["content"] for m in chat if m["role"] == "system"]
@@ -174,18 +208,8 @@ def _print_report(console: Console, messages: list[ChatMessage], report: dict[st
         text = item["content"]
         table.add_row(str(n), item["role"], text if len(text) < 160 else text[:157] + "…")
     console.print(table)
-    raw = counter.count_messages(messages)
-    after = sum(counter.count_string(m["content"]) for m in chat)
-    tokens = Table(title="tokens")
-    tokens.add_column("measure")
-    tokens.add_column("value", justify="right")
-    tokens.add_row("raw conversation (all messages)", f"{raw:,}")
-    tokens.add_row("context sent to the agent now", f"{after:,}")
-    tokens.add_row("compression ratio", f"{raw / max(after, 1):.2f}×")
-    windows = ((report.get("status") or {}).get("status") or {}).get("windows", {}).get("active", {})
-    for name, window in windows.items():
-        tokens.add_row(f"{name} window (tokens / threshold)", f"{window['tokens']:,} / {window['threshold']:,}")
-    console.print(tokens)
+    console.print(_tokens_table(messages, chat, report))
+    console.print(_facts_table(messages, chat))
     events = Table(title="lifecycle events seen")
     events.add_column("event")
     events.add_column("count", justify="right")
@@ -193,3 +217,33 @@ def _print_report(console: Console, messages: list[ChatMessage], report: dict[st
         events.add_row(name, str(count))
     console.print(events)
     console.print("[green]✓[/] demo complete: messages → Kafka → processor → LLM workers → ClickHouse → reader")
+    console.print("[dim]The offline model is string rules, not a language model: this shows the pipeline and the "
+                  "shape of the memory. How well a real model remembers is what `om eval` measures.[/]")
+
+
+def _tokens_table(messages: list[ChatMessage], chat: list[dict[str, Any]], report: dict[str, Any]) -> Table:
+    figures = measure(messages, chat)
+    tokens = Table(title="tokens")
+    tokens.add_column("measure")
+    tokens.add_column("value", justify="right")
+    tokens.add_row("raw conversation (all messages)", f"{figures.raw:,}")
+    tokens.add_row("context sent to the agent now", f"{figures.context:,}")
+    tokens.add_row("  of which fixed instructions (any conversation)", f"{figures.fixed:,}")
+    tokens.add_row("  of which memory (observations, hints, unobserved messages)", f"{figures.memory:,}")
+    tokens.add_row("compression ratio (raw conversation / memory)", f"{figures.ratio:.2f}×")
+    tokens.add_row("compression ratio (raw conversation / whole context)", f"{figures.raw / max(figures.context, 1):.2f}×")
+    windows = ((report.get("status") or {}).get("status") or {}).get("windows", {}).get("active", {})
+    for name, window in windows.items():
+        tokens.add_row(f"{name} window (tokens / threshold)", f"{window['tokens']:,} / {window['threshold']:,}")
+    return tokens
+
+
+def _facts_table(messages: list[ChatMessage], chat: list[dict[str, Any]]) -> Table:
+    text = context_text(chat)
+    last_day = datetime.fromtimestamp(messages[-1].created_at / 1000, UTC).date()
+    table = Table(title="what the agent still knows")
+    table.add_column("fact from the conversation")
+    table.add_column("in the context", justify="center")
+    for fact in facts(last_day):
+        table.add_row(fact.label, "[green]present[/]" if fact.known(text) else "[red]missing[/]")
+    return table

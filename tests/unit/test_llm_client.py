@@ -85,7 +85,7 @@ async def test_rate_limit_mock_is_retried_to_the_bound_then_reported_transient()
 async def test_deterministic_provider_fails_twice_with_429_then_answers():
     client = LiteLLMClient(RetryPolicy(max_retries=5), sleep=_no_sleep)
     reply = await client.complete(ModelCall(
-        role="observer", model="om-deterministic/observer?fail=429&times=2", messages=[
+        role="observer", model="om-deterministic/echo?fail=429&times=2", messages=[
             {"role": "system", "content": "x"}, {"role": "user", "content": "task"},
             {"role": "user", "content": "## New Message History to Observe\nDec 4 2024:\nUser (5:33 PM): hello there"}]))
     assert reply.attempts == 3

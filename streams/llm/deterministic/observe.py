@@ -1,126 +1,208 @@
-"""Deterministic observations: each rendered entry becomes one dated, timed, prioritised note.
+"""The offline Observer: terse, dated, prioritised notes derived from the messages by plain rules.
 
-User statements are 🔴, assistant and tool activity 🟡, reasoning and attachments 🟢. Relative
-days in user text ("tomorrow", "in 3 days") are resolved against the message's date, the way
-the real Observer is asked to. The same prompt always yields the same answer.
+It is not a language model; it follows the Observer's instructions (spec §5.3) as far as string
+rules can, and the same prompt always yields the same answer.
+
+* Kept: what the user stated (🔴) — decisions and changes of mind always —, finished work the user reports (✅: booked, sent, approved,
+  cancelled …), the user's questions (🟡), and assistant sentences that bring new specifics —
+  numbers, codes, names — (🟡); reasoning and attachments are 🟢.
+* Dropped: greetings, thanks, acknowledgements, reactions, the assistant's offers and questions,
+  and restatements (a sentence whose content words and specifics were all seen before: in the
+  previous observations, the notes so far, or what the user said earlier in the batch).
+* A relative date is resolved against the message's day and ends its note ("(meaning …)").
+* A change of mind names what it replaces: "switched to B" becomes "switched from A to B" when A
+  was chosen or booked before; a cancellation of A carries A's reference codes.
+* Clauses of one message with the same priority share one note, joined by "; ".
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
-from typing import Iterable
+from dataclasses import dataclass, field
+from datetime import date
 
-from streams.llm.deterministic.history import Entry, parse_history, split_threads
-
-_RELATIVE = (
-    (re.compile(r"\btomorrow\b", re.I), lambda m: 1),
-    (re.compile(r"\byesterday\b", re.I), lambda m: -1),
-    (re.compile(r"\bnext week\b", re.I), lambda m: 7),
-    (re.compile(r"\blast week\b", re.I), lambda m: -7),
-    (re.compile(r"\bin (\d+) days?\b", re.I), lambda m: int(m[1])),
-    (re.compile(r"\b(\d+) days? ago\b", re.I), lambda m: -int(m[1])),
+from streams.llm.deterministic.clauses import (
+    compact,
+    content_words,
+    sentences,
+    specifics,
+    strip_filler,
+    third_person,
+    tidy,
 )
-_BUILTIN_TEMPLATES = ("current-task", "suggested-response", "thread-title")
-_TEMPLATE = re.compile(r"^<([a-z][a-z0-9-]*)>$", re.M)
-_NOT_EXTRACTORS = {"observations", "thread", "observational-memory-instruction"}
+from streams.llm.deterministic.hints import sections
+from streams.llm.deterministic.history import Entry, parse_history, split_threads
+from streams.llm.deterministic.relative_dates import fmt, resolve
+
+_DONE = re.compile(
+    r"\b(?:booked|done|sent|approved|cancell?ed|received|finished|completed|paid|bought|fixed|shipped|merged|"
+    r"submitted|delivered|signed|reserved|ordered|confirmed)\b",
+    re.IGNORECASE,
+)
+_NOT_DONE = re.compile(r"\b(?:will|'ll|need to|going to|want to|should|if|not|haven't|didn't)\b|\?$", re.IGNORECASE)
+_CHOSE = re.compile(r"\b(?:chose|booked|book|go with|going with|picked|decided on|reserved|stay at)\s+"
+                    r"(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
+_SWITCH_TO = re.compile(r"\b(switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)) to ([A-ZÀ-Ý][\w'’-]+)")
+_CANCEL = re.compile(r"\bcancell?ed ([A-ZÀ-Ý][\w'’-]+)")
+_CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
+_DECISION = re.compile(r"^let'?s go with\b|\b(?:chose|decided|picked|go with|switch\w*|changed my mind|instead of)\b",
+                       re.IGNORECASE)
+_RECAP = re.compile(r"^(?:noted|updated|got it|great|perfect|wonderful|design decisions so far|so far|to recap)\b"
+                    r"[^:,]{0,20}[:,]", re.IGNORECASE)
+ASSISTANT_CLAUSES = 2
+ASSISTANT_CHARS = 140
+
+
+@dataclass
+class Memory:
+    """What the Observer has seen so far: to spot restatements and to name what a change replaces."""
+
+    words: set[str] = field(default_factory=set)
+    facts: set[str] = field(default_factory=set)
+    chosen: list[str] = field(default_factory=list)
+    codes: dict[str, list[str]] = field(default_factory=dict)
+
+    def learn(self, text: str, *, references: bool = False) -> None:
+        """Codes belong to the names beside them in what the user said (``references``: a user
+        message) or in a note about the user."""
+        self.words |= content_words(text)
+        self.facts |= {s.lower() for s in specifics(text)}
+        for line in text.split("\n"):
+            self.chosen.extend(name for name in _CHOSE.findall(line) if name not in self.chosen)
+            line_codes = _CODE.findall(line) if references or re.search(r"\bUser\b", line) else []
+            for name in re.findall(r"\b[A-ZÀ-Ý][a-zà-ÿ][\w'’-]*", line) if line_codes else []:
+                self.codes.setdefault(name, [])
+                self.codes[name].extend(c for c in line_codes if c not in self.codes[name])
+
+    def is_new(self, text: str) -> bool:
+        fresh_facts = {s.lower() for s in specifics(text)} - self.facts
+        return bool(fresh_facts) or bool(content_words(text) - self.words)
+
+
+@dataclass
+class Clause:
+    marker: str
+    text: str
+    verb_first: bool
+    resolved: str = ""
 
 
 def observe(system: str, task: str, history: str) -> str:
-    asked = {slug for slug in _TEMPLATE.findall(system) if slug not in _NOT_EXTRACTORS}
+    asked = set(re.findall(r"^<([a-z][a-z0-9-]*)>$", system, re.M)) - {"observations", "thread",
+                                                                         "observational-memory-instruction"}
     threads = split_threads(history)
     if threads is None:
         entries = parse_history(history)
-        body = "\n".join(_notes(entries, task))
-        return "\n\n".join([f"<observations>\n{body}\n</observations>", *_sections(entries, asked)])
+        body = "\n".join(notes(entries, task))
+        return "\n\n".join([f"<observations>\n{body}\n</observations>", *sections(entries, asked, task)])
     blocks = []
     for thread_id, text in threads.items():
         entries = parse_history(text)
-        inner = "\n".join(["\n".join(_notes(entries, task)), *_sections(entries, asked)])
+        inner = "\n".join(["\n".join(notes(entries, task)), *sections(entries, asked, task)])
         blocks.append(f'<thread id="{thread_id}">\n{inner}\n</thread>')
     return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
 
 
-def _notes(entries: list[Entry], previous: str) -> Iterable[str]:
+def notes(entries: list[Entry], previous: str) -> list[str]:
+    memory = Memory()
+    memory.learn(previous)
+    out: list[str] = []
     day: date | None = None
     for entry in entries:
-        note = _note(entry)
-        if note is None or _already_noted(entry.body, previous):
+        lines = _entry_notes(entry, memory)
+        if entry.title == "User":  # what the assistant wrote counts as seen only as far as it was noted
+            memory.learn(entry.body, references=True)
+        memory.learn("\n".join(lines))
+        if not lines:
             continue
         if entry.day != day:
             day = entry.day
-            yield f"Date: {_fmt(day)}"
-        yield note
+            out.append(f"Date: {fmt(day)}")
+        out.extend(lines)
+    return out
 
 
-def _note(entry: Entry) -> str | None:
-    """Notes are terse like a real Observer's: the gist (first sentence), never the whole message."""
-    title, body = entry.title, _clip(_first_sentence(entry.body), 160)
-    if title == "User":
-        verb = "asked" if entry.body.rstrip().endswith("?") else "stated"
-        return f'* 🔴 ({entry.time}) User {verb}: "{body}"{_resolved(entry)}'
-    if title == "Assistant":
-        return f"* 🟡 ({entry.time}) Assistant replied: {_clip(body, 110)}"
+def _entry_notes(entry: Entry, memory: Memory) -> list[str]:
+    title = entry.title
+    if title in ("User", "Assistant"):
+        return _group(entry, _clauses(entry, title.lower(), memory))
     if title.startswith("Tool Call "):
-        return f"* 🟡 ({entry.time}) Called {title[10:]} with {_clip(entry.body, 100)}"
+        return [f"* 🟡 ({entry.time}) Called {title[10:]} with {_clip(entry.body, 100)}"]
     if title.startswith("Tool Result "):
-        return f"  * -> {title[12:]} returned: {_clip(entry.body, 140)}"
+        return [f"  * -> {title[12:]} returned: {_clip(entry.body, 140)}"]
     if title.startswith(("Tool Error ", "Tool Denied ")):
-        return f"* 🟡 ({entry.time}) {title}: {_clip(entry.body, 140)}"
-    if title in ("Reasoning", "Image", "File"):
-        return f"* 🟢 ({entry.time}) {title}: {_clip(entry.body, 120)}"
-    return f"* 🟢 ({entry.time}) {title}: {body}"
+        return [f"* 🟡 ({entry.time}) {title}: {_clip(entry.body, 140)}"]
+    return [f"* 🟢 ({entry.time}) {title}: {_clip(entry.body, 120)}"]
 
 
-def _sections(entries: list[Entry], asked: set[str]) -> list[str]:
-    users = [e.body for e in entries if e.title == "User"]
-    assistants = [e.body for e in entries if e.title == "Assistant"]
-    values = {
-        "current-task": f"Primary: {_clip(users[-1], 120)}" if users else "Waiting for the user",
-        "suggested-response": (
-            f"Continue from: {_clip(assistants[-1], 100)}" if assistants else "Answer the user's last message"
-        ),
-        "thread-title": _title(users[0]) if users else "",
-    }
-    sections = []
-    for slug in sorted(asked, key=lambda s: (s not in _BUILTIN_TEMPLATES, s)):
-        value = values.get(slug, _clip(users[-1], 80) if users else "")
-        if value:
-            sections.append(f"<{slug}>\n{value}\n</{slug}>")
-    return sections
+def _clauses(entry: Entry, role: str, memory: Memory) -> list[Clause]:
+    out: list[Clause] = []
+    for sentence in sentences(entry.body):
+        question = sentence.endswith("?")
+        if role == "assistant" and (question or _RECAP.match(sentence) or len(out) >= ASSISTANT_CLAUSES
+                                    or sentence.endswith("!") and not re.search(r"\d", sentence)):
+            continue  # offers, questions, pleasantries and recaps of what the user said
+        rest = strip_filler(sentence)
+        if not rest:
+            continue
+        done = role == "user" and bool(_DONE.search(rest)) and not _NOT_DONE.search(rest)
+        if not done and not _DECISION.search(rest) and not memory.is_new(rest):
+            continue  # a restatement
+        if role == "assistant" and not ({s.lower() for s in specifics(rest)} - memory.facts):
+            continue  # the assistant's general remarks
+        text, verb_first = third_person(rest, role)
+        text = _name_the_change(tidy(text), entry.body, memory)
+        if role == "assistant":
+            text = _clip(compact(text), ASSISTANT_CHARS)
+        if question and role == "user" and not text.startswith("asked"):
+            text = f"asked: {text}"
+            verb_first = True
+        marker = "🟡" if role == "assistant" or question else "✅" if done else "🔴"
+        if marker == "🔴" and out and out[-1].marker == "✅" and _CODE.search(text):
+            marker = "✅"  # "Booked X! Confirmation number ABC-1." is one finished thing
+        found = resolve(rest, entry.day)
+        out.append(Clause(marker, text, verb_first, found.note if found else ""))
+    return out
 
 
-def _resolved(entry: Entry) -> str:
-    for pattern, offset in _RELATIVE:
-        found = pattern.search(entry.body)
-        if found:
-            return f" (meaning {_fmt(entry.day + timedelta(days=offset(found)))})"
-    return ""
+def _name_the_change(text: str, message: str, memory: Memory) -> str:
+    """'switched to B' -> 'switched from A to B' (A chosen earlier and named in the message);
+    'cancelled A' -> 'cancelled A (CODE)' with the codes noted beside A before."""
+    if (found := _SWITCH_TO.search(text)) is not None and " from " not in text:
+        target = found[2]
+        replaced = next((n for n in reversed(memory.chosen) if n != target and n in message), None)
+        if replaced:
+            text = text[: found.start()] + f"{found[1]} from {replaced} to {target}" + text[found.end():]
+    if (found := _CANCEL.search(text)) is not None:
+        codes = [c for c in memory.codes.get(found[1], []) if c not in text]
+        if codes:
+            text = text[: found.end()] + f" ({', '.join(codes)})" + text[found.end():]
+    return text
 
 
-def _title(text: str) -> str:
-    words = [w for w in re.findall(r"[A-Za-z0-9']+", text) if len(w) > 2][:4]
-    return " ".join(w.capitalize() for w in words) if len(words) >= 2 else "General Conversation"
+def _group(entry: Entry, clauses: list[Clause]) -> list[str]:
+    """Same-priority neighbours share a note; a resolved relative date closes its note."""
+    speaker = "User" if entry.title == "User" else "Assistant"
+    lines: list[str] = []
+    current: list[Clause] = []
 
+    def flush() -> None:
+        if current:
+            first, *rest = current
+            head = f"{speaker} {first.text}" if first.verb_first else f"{speaker}: {first.text}"
+            body = "; ".join([head, *(c.text for c in rest)])
+            suffix = next((c.resolved for c in current if c.resolved), "")
+            lines.append(f"* {first.marker} ({entry.time}) {body}{' ' + suffix if suffix else ''}")
+            current.clear()
 
-def _already_noted(body: str, previous: str) -> bool:
-    snippet = " ".join(body.split())[:60]
-    return len(snippet) >= 20 and snippet in previous
-
-
-def _first_sentence(text: str) -> str:
-    """Up to the first sentence end that leaves at least 40 characters (so 'Hi!' is not all)."""
-    flat = " ".join(text.split())
-    for found in re.finditer(r"[.!?](\s|$)", flat):
-        if found.end() >= 40:
-            return flat[: found.end()].strip()
-    return flat
+    for clause in clauses:
+        if current and (clause.marker != current[0].marker or any(c.resolved for c in current)):
+            flush()
+        current.append(clause)
+    flush()
+    return lines
 
 
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _fmt(day: date) -> str:
-    return f"{day:%b} {day.day}, {day.year}"

@@ -1,4 +1,7 @@
-"""The ``om-deterministic`` litellm provider: models ``observer`` and ``reflector``.
+"""The ``om-deterministic`` litellm provider: models ``observer``, ``reflector`` and ``echo``.
+
+Not a language model: string rules over the prompts this project builds. ``echo`` is the copying
+Observer variant (one note per message) kept for tests that pin it.
 
 Register once per process with :func:`register`; afterwards
 ``litellm.acompletion(model="om-deterministic/observer", ...)`` answers from
@@ -16,6 +19,7 @@ from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
 from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, MALFORMED_TEXT, FaultCounter, FaultPlan, parse_model
+from streams.llm.deterministic import echo
 from streams.llm.deterministic.observe import observe
 from streams.llm.deterministic.reflect import reflect
 from streams.llm.deterministic.structured import fill_schema
@@ -67,7 +71,7 @@ def answer(role: str, messages: list[dict[str, Any]], response_format: dict[str,
     if role == "reflector":
         return reflect(users[-1] if users else "", system)
     task, history = (users[0], users[-1]) if len(users) > 1 else ("", users[-1] if users else "")
-    return observe(system, task, history)
+    return (echo.observe if role == "echo" else observe)(system, task, history)
 
 
 def register() -> None:

@@ -1,30 +1,40 @@
-"""Deterministic reflections that really compress, harder at each compression level.
+"""The offline Reflector: rewrites the log shorter, harder at each compression level (spec §5.8).
 
-Notes are ranked by priority (🔴/✅ first) and recency; the best fraction for the level is kept
-in log order, older kept notes are clipped, and from level 3 on neighbouring older notes of the
-same day and priority are merged into one line. Date headers and (HH:MM) times survive.
+Not a language model: the same prompt always yields the same rewrite. What each level does
+(each level also does everything the levels below it do):
+
+* 0 — one group per day (notes of the same day from several cycles are merged), repeats dropped.
+* 1 — superseded facts dropped: after "switched … from A to B", "cancelled A" or "instead of A",
+  earlier clauses about A (and A's cancelled reference codes) go; 🟢 notes go except on the newest
+  day; sub-notes of older days go.
+* 2 — on older days, 🟡 notes keep only their first clause and answered questions go.
+* 3 — on older days, 🟡 notes go and the rest merge into one line per priority, in telegraphic
+  wording; on the newest day only the last 🟡 note stays.
+* 4 — older days keep only finished work and clauses with specifics (numbers, codes, names),
+  preferences, health or changes, in note-taking shorthand (no pronouns, auxiliaries or articles;
+  negations stay), all on one line per day; the newest day is merged like
+  older days at level 3 and keeps no 🟡 note but the last; a clause whose words and specifics all
+  appear in other clauses goes.
+
+🔴 and ✅ notes are never dropped below level 4, and then only their incidental clauses; date headers and the (HH:MM) time of
+each kept line survive.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-KEEP_RATIO = {0: 0.9, 1: 0.75, 2: 0.55, 3: 0.4, 4: 0.25}
-OLD_LINE_CHARS = {0: 400, 1: 200, 2: 140, 3: 100, 4: 80}
+from streams.llm.deterministic.clauses import compact, content_words, specifics, telegraph
+from streams.llm.deterministic.notes import MARKERS, Day, Note, parse_log, render_log
+
 _LEVEL = re.compile(r"COMPRESSION LEVEL (\d)")
 _SECTION = re.compile(r"## OBSERVATIONS TO REFLECT ON\n(.*?)(?=\n## |\Z)", re.S)
-_ITEM = re.compile(r"^(\s*)[*-]\s+(.*)$")
-_PRIORITY = {"🔴": 3.0, "✅": 3.0, "🟡": 2.0, "🟢": 1.0}
-
-
-@dataclass
-class _Line:
-    index: int
-    text: str
-    day: int
-    kind: str  # 'date' | 'item' | 'sub' | 'frame'
-    score: float = 0.0
+_NAME = r"([A-ZÀ-Ý][\w'’-]+)"
+_CHANGES = (re.compile(rf"\bswitch\w* (?:\w+ )?from {_NAME} to {_NAME}"), re.compile(rf"\bcancell?ed {_NAME}"),
+            re.compile(rf"\binstead of {_NAME}"))
+_CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
+_PERSONAL = re.compile(r"\b(?:allerg\w*|vegetarian|vegan|gluten|intoleran\w*|diabet\w*|pregnan\w*|injur\w*|ankle|"
+                       r"medication|hates?|loves?|prefers?|likes?|dislikes?|never|always)\b", re.IGNORECASE)
 
 
 def compression_level(prompt: str) -> int:
@@ -38,8 +48,7 @@ def observations_in(prompt: str) -> str:
 
 
 def reflect(prompt: str, system: str) -> str:
-    level = compression_level(prompt)
-    text = compress(observations_in(prompt), level)
+    text = compress(observations_in(prompt), compression_level(prompt))
     sections = [f"<observations>\n{text}\n</observations>"]
     if "<suggested-response>" in system:
         sections.append("<suggested-response>\nContinue with the most recent open item.\n</suggested-response>")
@@ -47,90 +56,141 @@ def reflect(prompt: str, system: str) -> str:
 
 
 def compress(observations: str, level: int) -> str:
-    lines = _classify(observations)
-    notes = [line for line in lines if line.kind in ("item", "sub")]
-    if not notes:
+    blocks = parse_log(observations)
+    if not any(isinstance(b, list) and b for b in blocks):
         return observations.strip()
-    keep = max(1, round(len(notes) * KEEP_RATIO.get(level, 0.25)))
-    for position, line in enumerate(notes):
-        line.score = _weight(line) + 2.0 * position / len(notes)
-    kept_ids = {line.index for line in sorted(notes, key=lambda n: (-n.score, -n.index))[:keep]}
-    kept = [line for line in notes if line.index in kept_ids]
-    old_cut = kept[len(kept) // 2].index if kept else 0
-    for line in kept:
-        if line.index < old_cut:
-            line.text = _clip(line.text, OLD_LINE_CHARS.get(level, 80))
+    for n, block in enumerate(blocks):
+        if isinstance(block, list) and block:
+            blocks[n] = _compress_days(block, level)
+    return render_log(blocks)
+
+
+def _compress_days(days: list[Day], level: int) -> list[Day]:
+    days = _merge_days(days)
+    if level >= 1:
+        _drop_superseded(days)
+    *older, newest = days
+    for day in older:
+        day.notes = _older(day.notes, level)
+    newest.notes = _newest(newest.notes, level)
+    if level >= 4:
+        _drop_redundant(days)
+    return days
+
+
+def _merge_days(days: list[Day]) -> list[Day]:
+    merged: dict[str, Day] = {}
+    for day in days:
+        into = merged.setdefault(day.header, Day(day.header, bare=day.bare))
+        into.bare = into.bare and day.bare
+        seen = {note.render() for note in into.notes}
+        into.notes.extend(n for n in day.notes if n.render() not in seen)
+    return list(merged.values())
+
+
+def _drop_superseded(days: list[Day]) -> None:
+    notes = [note for day in days for note in day.notes]
+    for position, note in enumerate(notes):
+        for clause in note.clauses:
+            for pattern in _CHANGES:
+                for found in pattern.finditer(clause):
+                    codes = set(_CODE.findall(clause)) if "cancel" in pattern.pattern else set()
+                    for earlier in notes[:position]:
+                        _keep(earlier, [c for c in earlier.clauses if _is_change(c) or not _about(c, found[1], codes)])
+    for day in days:
+        day.notes = [n for n in day.notes if n.clauses]
+
+
+def _is_change(clause: str) -> bool:
+    return any(pattern.search(clause) for pattern in _CHANGES)
+
+
+def _about(clause: str, name: str, codes: set[str]) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", clause) is not None or bool(codes & set(_CODE.findall(clause)))
+
+
+def _keep(note: Note, clauses: list[str]) -> None:
+    """Keep only ``clauses`` (a subsequence); without its first clause, "User is …" becomes
+    "User: …", and a merged-in marker ("✅ booked A") moves to the next clause kept."""
+    if clauses and note.clauses and clauses[0] != note.clauses[0]:
+        note.separator = ": "
+    kept, marker = [], ""
+    for clause in note.clauses:
+        if clause not in clauses:
+            marker = marker or next((m for m in MARKERS if clause.startswith(f"{m} ")), "")
+            continue
+        if marker and kept and not clause.startswith(MARKERS):
+            clause = f"{marker} {clause}"
+        kept.append(clause)
+        marker = ""
+    note.clauses = kept
+
+
+def _older(notes: list[Note], level: int) -> list[Note]:
+    if level >= 1:
+        notes = [n for n in notes if n.marker != "🟢"]
+        for note in notes:
+            note.subs = []
+    if level >= 2:
+        notes = [n for n in notes if not (n.marker == "🟡" and n.clauses[0].startswith("asked"))]
+        for note in notes:
+            if note.marker == "🟡":
+                note.clauses = note.clauses[:1]
     if level >= 3:
-        kept = _merge_old(kept, old_cut)
-    return _assemble(lines, kept)
+        notes = _merge_by_marker([n for n in notes if n.marker != "🟡"])
+    if level >= 4:
+        for note in notes:
+            _keep(note, [c for c in note.clauses if note.marker == "✅" or _essential(c)])
+            note.clauses = [telegraph(c) for c in note.clauses]
+        notes = _one_line([n for n in notes if n.clauses])
+    return notes
 
 
-def _classify(text: str) -> list[_Line]:
-    out: list[_Line] = []
-    day = 0
-    seen: set[str] = set()
-    for index, raw in enumerate(text.split("\n")):
-        line = raw.rstrip()
-        stripped = line.strip()
-        if not stripped or stripped.startswith("--- message boundary"):
-            continue
-        if stripped.startswith("Date:"):
-            day += 1
-            out.append(_Line(index, stripped, day, "date"))
-            continue
-        item = _ITEM.match(line)
-        if item is None:
-            out.append(_Line(index, line, day, "frame"))
-            continue
-        if stripped in seen:
-            continue
-        seen.add(stripped)
-        out.append(_Line(index, line, day, "sub" if item[1] else "item"))
-    return out
+def _essential(clause: str) -> bool:
+    """What an older day keeps at the last level: specifics, preferences, health, changes."""
+    return bool(specifics(clause)) or _PERSONAL.search(clause) is not None or _is_change(clause)
 
 
-def _weight(line: _Line) -> float:
-    if line.kind == "sub":
-        return 0.5
-    body = _ITEM.match(line.text)[2]  # type: ignore[index]
-    return next((w for marker, w in _PRIORITY.items() if body.startswith(marker)), 1.0)
+def _one_line(notes: list[Note]) -> list[Note]:
+    """A whole older day as one note: its first note's time and marker (✅ last, as it is the outcome)."""
+    if len(notes) < 2:
+        return notes
+    first, *rest = notes
+    for note in rest:
+        first.clauses.extend(f"{note.marker} {c}" if n == 0 else c for n, c in enumerate(note.clauses))
+    return [first]
 
 
-def _merge_old(kept: list[_Line], old_cut: int) -> list[_Line]:
-    merged: list[_Line] = []
-    for line in kept:
-        previous = merged[-1] if merged else None
-        if (
-            previous is not None
-            and line.index < old_cut
-            and line.kind == previous.kind == "item"
-            and line.day == previous.day
-            and _marker(line) == _marker(previous)
-        ):
-            previous.text = f"{previous.text}; {_ITEM.match(line.text)[2][len(_marker(line)):].strip()}"  # type: ignore[index]
-            continue
-        merged.append(line)
-    return merged
+def _newest(notes: list[Note], level: int) -> list[Note]:
+    if level < 3:
+        return notes
+    minor = [n for n in notes if n.marker == "🟡"]
+    notes = [n for n in notes if n.marker != "🟡" or n is minor[-1]]
+    if level >= 4:
+        last = minor[-1:] if minor else []
+        return _merge_by_marker([n for n in notes if n.marker != "🟡"]) + last
+    return notes
 
 
-def _marker(line: _Line) -> str:
-    body = _ITEM.match(line.text)[2]  # type: ignore[index]
-    return next((m for m in _PRIORITY if body.startswith(m)), "")
+def _merge_by_marker(notes: list[Note]) -> list[Note]:
+    """One line per priority, at the time of its first note, in telegraphic wording."""
+    merged: dict[str, Note] = {}
+    for note in notes:
+        clauses = [compact(c) for c in note.clauses]
+        if note.marker not in merged:
+            merged[note.marker] = Note(note.marker, note.time, clauses, note.speaker, note.separator)
+        else:
+            merged[note.marker].clauses.extend(clauses)
+    order = {marker: n for n, marker in enumerate(MARKERS)}
+    return sorted(merged.values(), key=lambda n: (n.time, order.get(n.marker, 9)))
 
 
-def _assemble(lines: list[_Line], kept: list[_Line]) -> str:
-    kept_by_index = {line.index: line for line in kept}
-    days_with_notes = {line.day for line in kept}
-    out = []
-    for line in lines:
-        if line.kind == "date" and line.day in days_with_notes:
-            out.append(line.text)
-        elif line.kind == "frame":
-            out.append(line.text)
-        elif line.index in kept_by_index:
-            out.append(kept_by_index[line.index].text)
-    return "\n".join(out)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+def _drop_redundant(days: list[Day]) -> None:
+    """A clause goes when every word and specific of it is said by other clauses of the log."""
+    clauses = [(note, c) for day in days for note in day.notes for c in note.clauses]
+    for note, clause in clauses:
+        others = [c for n, c in clauses if c is not clause and c in n.clauses]
+        words = set().union(*(content_words(c) for c in others)) if others else set()
+        facts = set().union(*(specifics(c) for c in others)) if others else set()
+        if len(note.clauses) > 1 and content_words(clause) <= words and specifics(clause) <= facts:
+            note.clauses.remove(clause)

@@ -40,7 +40,7 @@ async def test_dates_times_and_priorities_survive_observation_and_reflection():
     for start in range(0, 200, 20):
         outcome = await run_observer(ObserverRequest(
             messages=messages[start:start + 20], prior_observations=log, prior=prior,
-            settings=ObserverSettings(model="om-deterministic/observer", previous_observer_tokens=1500),
+            settings=ObserverSettings(model="om-deterministic/echo", previous_observer_tokens=1500),
             tz="Europe/Lisbon"), client, COUNTER)
         assert outcome.error is None and outcome.warnings == [], outcome.warnings
         log = f"{log}\n\n{outcome.observations}".strip()

@@ -43,7 +43,7 @@ async def test_multi_thread_prompt_has_thread_sections_shared_attachment_numbers
 
 
 async def test_multi_thread_with_the_deterministic_model():
-    request = ObserverRequest(mode=ObserverMode.MULTI_THREAD, settings=ObserverSettings(model="om-deterministic/observer"),
+    request = ObserverRequest(mode=ObserverMode.MULTI_THREAD, settings=ObserverSettings(model="om-deterministic/echo"),
                               threads=[_thread("a", "I adopted a cat named Miso", 1733333580000),
                                        _thread("b", "Book a table for two on Friday?", 1733333640000)])
     outcome = await run_observer(request, LiteLLMClient(), COUNTER)

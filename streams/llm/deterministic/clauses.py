@@ -1,0 +1,149 @@
+"""Sentence tools of the offline Observer: split, strip filler, rewrite in the third person, compare.
+
+Rules kept here (plain string rules, no language model):
+
+* A message splits into sentences at ``. ! ?`` before a capital or digit, and before list items
+  ``1)``; a sentence that mixes a statement and a trailing question ("X is allergic, is that a
+  problem?") splits into the two.
+* Greetings, thanks and bare acknowledgements at the start of a sentence are removed; what is left
+  with fewer than two content words (or a reaction like "Prado sounds amazing") is filler.
+* The user's "I / my / we" become "they / their" (the note says who spoke); the assistant's "you"
+  becomes "user".
+* Words are compared by a short stem (first five letters), so "partition" and "partitions" match;
+  *specifics* are numbers, codes and capitalised names after the first word — what a note must
+  never lose.
+"""
+
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset("""
+a about above after again against all almost already also am an and any are as at be because been
+before being below between both but by can could did do does doing done down during each either else
+even ever every few for from further had has have having he her here hers him his how i if in into is
+it its itself just let lets me might more most much must my myself no nor not now of off on once only
+or other our ours out over own please probably quite rather really same shall she should so some such
+than that the their theirs them then there these they this those though through to too under until up
+us very was we were what when where which while who whom why will with would yes yet you your yours
+okay ok sure yeah hi hello hey thanks thank great perfect good nice wonderful awesome cool noted it's that's
+there's i'm i'll i've i'd we're let's
+""".split())
+
+_LEAD = re.compile(
+    r"^(?:(?:hi|hello|hey|yes|yeah|yep|ok|okay|sure|great|perfect|good|nice|wonderful|awesome|excellent|"
+    r"cool|noted|got it|updated|thanks|thank you|also|so|well|anyway|please|quick update on|"
+    r"switching topics for a bit|back to)\b[\s,:!.\-—]*)+",
+    re.IGNORECASE,
+)
+_REACTION = re.compile(
+    r"^[\w\s'-]{0,40}\b(?:sounds|looks|seems) (?:perfect|great|amazing|good|lovely|fine|nice|wonderful|ideal)\b",
+    re.IGNORECASE,
+)
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\s(?=\d\)\s)")
+_TRAILING_QUESTION = re.compile(
+    r"^(?P<statement>[^?]{12,}?),\s+(?P<question>(?:is|are|can|could|would|will|do|does|should|what|how|"
+    r"which|where|when)\b[^?]*\?)$",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[\w'’-]+")
+_NUMBER = re.compile(r"\b\d[\d,.:]*[a-z]*\b", re.IGNORECASE)
+_CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
+_NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’-]+")
+
+_USER_START = (
+    (re.compile(r"^I'm\b|^I am\b"), "is"), (re.compile(r"^I've\b"), "has"), (re.compile(r"^I'll\b"), "will"),
+    (re.compile(r"^I'd\b"), "would"), (re.compile(r"^I\b"), ""), (re.compile(r"^let'?s go with\b", re.I), "chose"),
+    (re.compile(r"^let'?s\b", re.I), "will"), (re.compile(r"^(?:can|could|would|will) you (?:please )?", re.I),
+                                                 "asked to "),
+)
+_USER_INNER = (
+    (r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI've\b", "they've"), (r"\bI'll\b", "they'll"),
+    (r"\bI'd\b", "they'd"), (r"\bI\b", "they"), (r"\bmy\b", "their"), (r"\bme\b", "them"), (r"\bmine\b", "theirs"),
+    (r"\b[Ww]e're\b", "they're"), (r"\b[Ww]e'll\b", "they'll"), (r"\b[Ww]e\b", "they"), (r"\b[Oo]ur\b", "their"),
+    (r"\bus\b", "them"),
+)
+_ASSISTANT_START = ((re.compile(r"^I'd\b"), "would"), (re.compile(r"^I'll\b"), "will"), (re.compile(r"^I can\b"), "can"),
+                    (re.compile(r"^I\b"), ""))
+_ASSISTANT_INNER = ((r"\byou're\b", "user is"), (r"\b[Yy]ou\b", "user"), (r"\b[Yy]our\b", "user's"))
+
+
+def sentences(text: str) -> list[str]:
+    flat = " ".join(text.split())
+    out: list[str] = []
+    pieces: list[str] = []
+    for piece in _SPLIT.split(flat):  # "1." and "Shortlist (5 nights):" belong to what follows
+        if pieces and (re.fullmatch(r"\d+\.|.*:\s\d+\.", pieces[-1]) or pieces[-1].endswith(":")):
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    for piece in pieces:
+        piece = piece.strip()
+        found = _TRAILING_QUESTION.match(piece)
+        out.extend([found["statement"].strip() + ".", found["question"]] if found else [piece] if piece else [])
+    return out
+
+
+def strip_filler(sentence: str) -> str:
+    """The sentence without its leading greeting or acknowledgement; '' when nothing is left."""
+    rest = _LEAD.sub("", sentence).strip()
+    if _REACTION.match(rest) or len(content_words(rest)) < 2 and not specifics(rest):
+        return ""
+    return rest[:1].upper() + rest[1:] if rest else ""
+
+
+def content_words(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 2 or w.isdigit())}
+
+
+def stem(word: str) -> str:
+    word = word.strip("'’-")
+    return word[:5] if len(word) > 5 and not any(c.isdigit() for c in word) else word
+
+
+def specifics(text: str) -> set[str]:
+    """Numbers, codes and capitalised names; the first word is capitalised anyway, so it is not a name."""
+    rest = text.split(" ", 1)[1] if " " in text else ""
+    names = {n for n in _NAME.findall(rest) if n.lower() not in STOPWORDS}
+    return set(_NUMBER.findall(text)) | set(_CODE.findall(text)) | names
+
+
+def third_person(sentence: str, role: str) -> tuple[str, bool]:
+    """(rewritten sentence, whether it now starts with a verb for "User …"/"Assistant …")."""
+    starts, inner = (_USER_START, _USER_INNER) if role == "user" else (_ASSISTANT_START, _ASSISTANT_INNER)
+    text, verb_first = sentence, False
+    for pattern, replacement in starts:
+        if pattern.search(text):
+            text, verb_first = pattern.sub(replacement, text, count=1).strip(), True
+            break
+    for pattern, replacement in inner:
+        text = re.sub(pattern, replacement, text)
+    if not verb_first and role == "user" and re.match(r"^[A-Z][a-z]+ed\b", text) and not _NAME.fullmatch(text):
+        text, verb_first = text[0].lower() + text[1:], True  # "Booked Memmo!" -> "User booked Memmo"
+    return text, verb_first
+
+
+_FILLER_WORDS = re.compile(
+    r"\b(?:the|a|an|about|around|roughly|usually|comfortably|really|just|very|please|so far|"
+    r"at least|easy|excellent|user can|which has)\s+", re.IGNORECASE)
+
+
+def compact(text: str) -> str:
+    """Telegraphic wording: articles, hedges and padding words dropped; the facts stay."""
+    return re.sub(r"\s{2,}", " ", _FILLER_WORDS.sub("", text)).strip()
+
+
+_SHORTHAND = re.compile(
+    r"\b(?:they're|they've|they'll|they|their|he|she|it|is|are|was|were|be|been|have|has|had|will|would|"
+    r"should|must|that|which|who|too|already|now|so|and|but|then|also|there|here)\b\s*",
+    re.IGNORECASE)
+
+
+def telegraph(text: str) -> str:
+    """Note-taking shorthand: :func:`compact`, then pronouns and auxiliaries dropped; negations stay."""
+    return re.sub(r"\s+([,;:])", r"\1", re.sub(r"\s{2,}", " ", _SHORTHAND.sub("", compact(text)))).strip(" ,")
+
+
+def tidy(text: str) -> str:
+    """A clause as a note: no end punctuation, no doubled spaces."""
+    return re.sub(r"\s{2,}", " ", text).strip().rstrip(".!").strip()

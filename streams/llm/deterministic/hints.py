@@ -1,0 +1,83 @@
+"""The offline Observer's extra sections: current task, suggested response, title, custom slugs.
+
+Rules (spec §5.3 closing, §5.6 built-ins), by string rules only:
+
+* current-task — the user's latest stated intent or request in the batch, or a question not yet
+  answered ("Primary: …");
+  with none, the prior current task from the task prompt; else "Waiting for the user".
+* suggested-response — after a user message: answer it; after an assistant offer ("Want me to …?"):
+  follow up on the offer once the user answers; otherwise wait for the user.
+* thread-title — capitalised leading words of the first user message; custom slugs get the gist of
+  the user's last message.
+"""
+
+from __future__ import annotations
+
+import re
+
+from streams.llm.deterministic.clauses import content_words, sentences, strip_filler, third_person, tidy
+from streams.llm.deterministic.history import Entry
+
+BUILTIN = ("current-task", "suggested-response", "thread-title")
+_REQUEST = re.compile(
+    r"\?$|^(?:asked to|will|need|needs|want|wants|plan|plans)\b|\b(?:need to|have to|want to|going to)\b|"
+    r"^(?:draft|write|book|find|plan|make|send|check|add|fix|shortlist|compare)\b",
+    re.IGNORECASE,
+)
+_PRIOR_TASK = re.compile(r"^- prior current-task: (.+)$", re.M)
+
+
+def sections(entries: list[Entry], asked: set[str], task: str) -> list[str]:
+    users = [e for e in entries if e.title == "User"]
+    values = {
+        "current-task": _current_task(entries, task),
+        "suggested-response": _suggested_response(entries),
+        "thread-title": _title(users[0].body) if users else "",
+    }
+    out = []
+    for slug in sorted(asked, key=lambda s: (s not in BUILTIN, s)):
+        value = values.get(slug, _clip(users[-1].body, 80) if users else "")
+        if value:
+            out.append(f"<{slug}>\n{value}\n</{slug}>")
+    return out
+
+
+def _current_task(entries: list[Entry], task: str) -> str:
+    answered = False
+    for entry in reversed(entries):
+        if entry.title != "User":
+            answered = answered or entry.title == "Assistant"
+            continue
+        for sentence in reversed(sentences(entry.body)):
+            rest = strip_filler(sentence)
+            if answered and rest.endswith("?"):
+                continue  # a question the assistant already answered is not open
+            text = tidy(third_person(rest, "user")[0]) if rest else ""
+            if text and len(content_words(text)) >= 3 and _REQUEST.search(text if not rest.endswith("?") else rest):
+                return f"Primary: {_clip(text, 100)}"
+    prior = _PRIOR_TASK.search(task)
+    return prior[1].strip() if prior else "Waiting for the user"
+
+
+def _suggested_response(entries: list[Entry]) -> str:
+    spoken = [e for e in entries if e.title in ("User", "Assistant")]
+    if not spoken:
+        return "Wait for the user"
+    last = spoken[-1]
+    if last.title == "User":
+        return f"Answer the user's last message: {_clip(last.body, 80)}"
+    offers = [s for s in sentences(last.body) if s.endswith("?")]
+    if offers:
+        offer = tidy(third_person(offers[-1], "assistant")[0]).rstrip("?")
+        return f"If the user agrees, follow up on: {_clip(offer, 80)}"
+    return "Wait for the user's next request"
+
+
+def _title(text: str) -> str:
+    words = [w for w in re.findall(r"[A-Za-z0-9']+", text) if len(w) > 2][:4]
+    return " ".join(w.capitalize() for w in words) if len(words) >= 2 else "General Conversation"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
