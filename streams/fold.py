@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ from schemas.dlq import DeadLetter
 from schemas.jobs import decode_result
 from schemas.messages import ChatMessage
 from streams.job_size import fit_job, too_big_result
+from streams.restart import error_name
 from streams.topics import RECORD_LIMIT, Topics
 
 log = logging.getLogger(__name__)
@@ -88,7 +90,9 @@ class BatchFolder:
             except SchemaError as exc:
                 self._dead_letter(record, exc, "validate" if exc.field else "decode", result)
             except Exception as exc:  # a bug must cost one record, never the partition
-                log.exception("om.fold.error", extra={"topic": record.topic, "offset": record.offset})
+                log.error("om.fold.error", extra={"topic": record.topic, "offset": record.offset,  # frames,
+                                                  "error": error_name(exc),  # never the message: it may quote input
+                                                  "frames": traceback.format_tb(exc.__traceback__)})
                 self._dead_letter(record, exc, "apply", result)
         return result
 
