@@ -10,6 +10,10 @@ Guarantees:
   disabled and every commit, ours or Faust's, runs only between batches. The LLM agent sends a
   result and acks its job inside the same fence. A crash or a rebalance re-runs a batch or a job as
   if the first run never happened.
+* No commit around a hole: every record a batch (or a job's result) sends is confirmed by the
+  broker before the batch is acknowledged; a refused send, or any error escaping a batch, restarts
+  the worker in place (streams/restart.py) so the open transaction never commits. What the fold
+  sends fits the broker's record limit (streams/fold.py), so a refusal is transient, not a loop.
 * One owner per lookup key: every topic is keyed by the lookup key and has the same partition
   count, so a key's messages, control events, results and state changelog share a partition number.
 * A worker whose acknowledged processor input stays uncommitted while the broker answers (a
@@ -48,10 +52,11 @@ from streams.hooks.transform import load_hooks
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.llm.retry import RetryPolicy
+from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
 from streams.topics import Topics
-from streams.transactions import send_with_input
+from streams.transactions import confirm, send_with_input
 
 Role = Literal["all", "processor", "llm"]
 NEVER = 10 * 365 * 86_400.0
@@ -80,7 +85,12 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         consumer_auto_offset_reset="earliest",
         broker_commit_interval=NEVER,  # commits run under the fence, see _install_commit_fence
         broker_commit_every=1 << 62,
-        web_enabled=True,
+        web_enabled=True,  # health ("/" answers {"status": "OK"}) and metrics ("/performance/") only:
+        web_tables_enabled=False,  # /table/<name>/<key>/ served any tenant's state, and logged it on a 500
+        web_router_enabled=False,  # /router/ lists workers and which one owns a key: an existence oracle
+        web_graph_enabled=False,
+        web_stats_enabled=False,
+        web_metrics_enabled=True,
         web_host=settings.web_host,
         web_port=settings.web_port,
         web_bind=settings.web_host,
@@ -169,21 +179,12 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
         async for events in stream.take_events(settings.batch_max, within=settings.batch_within_ms / 1000):
             records = [InputRecord(e.message.topic, e.message.partition, e.message.offset, e.key, e.value)
                        for e in events]
-            source = {r.partition: r.topic for r in records}
             async with fence:  # no commit may split this batch: effects, state and offsets go together
-                result = folder.fold(records, table.data)
-                for record in result.outgoing:
-                    await send_with_input(app, source[record.partition], record.partition, record.topic,
-                                          record.key, record.value)
-                for key, partition in result.changed.items():
-                    owners[key] = partition
-                    await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
-                                          orjson.dumps(key), table.data[key].to_bytes())
-                for key, partition in result.deleted.items():
-                    owners.pop(key, None)
-                    await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
-                                          orjson.dumps(key), None)
-                crash_if_armed(settings.crash_at, result.event_types)
+                try:
+                    await _fold_and_send(app, folder, changelog, table, owners, records, settings)
+                except Exception as error:  # noqa: BLE001 - an unconfirmed batch must never commit
+                    restart_in_place("om.processor.batch_failed", error=error_name(error),
+                                     partitions=sorted({r.partition for r in records}))
                 for event in events:
                     await stream.ack(event)
                 for record in records:  # acked in order and all at once: the guard may expect them committed
@@ -199,10 +200,36 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             reason = idle_tick_reason(state, config, now) if state is not None else None
             if reason is None or ticked.get(key) == reason:
                 continue
-            ticked[key] = reason
             # outside any transaction: a quiet partition may have nothing to commit for a long time
-            await app.producer.send(topics.control, key.encode(), IdleTick(key=key, at=now).to_bytes(),
-                                    None, None, None)
+            delivery = await app.producer.send(topics.control, key.encode(), IdleTick(key=key, at=now).to_bytes(),
+                                               None, None, None)
+            try:
+                await delivery
+            except Exception as error:  # noqa: BLE001 - not ticked: the next round tries again
+                log.warning("om.idle_tick.not_sent", extra={"error": error_name(error)})
+                continue
+            ticked[key] = reason
+
+
+async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.TopicT, table: Any,
+                         owners: dict[str, int], records: list[InputRecord], settings: Settings) -> None:
+    """Fold one batch and send its effects and state changes, each confirmed by the broker."""
+    source = {r.partition: r.topic for r in records}
+    result = folder.fold(records, table.data)
+    deliveries = []
+    for record in result.outgoing:
+        deliveries.append(await send_with_input(app, source[record.partition], record.partition, record.topic,
+                                                record.key, record.value))
+    for key, partition in result.changed.items():
+        owners[key] = partition
+        deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
+                                                orjson.dumps(key), table.data[key].to_bytes()))
+    for key, partition in result.deleted.items():
+        owners.pop(key, None)
+        deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
+                                                orjson.dumps(key), None))
+    await confirm(deliveries)
+    crash_if_armed(settings.crash_at, result.event_types)
 
 
 def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
@@ -216,7 +243,11 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
 
     async def deliver(stream: faust.StreamT, event: faust.EventT, topic: str, value: bytes) -> None:
         async with fence:
-            await send_with_input(app, event.message.topic, event.message.partition, topic, event.key, value)
+            try:
+                await confirm([await send_with_input(app, event.message.topic, event.message.partition, topic,
+                                                     event.key, value)])
+            except Exception as error:  # noqa: BLE001 - the job's ack must not commit without its result
+                restart_in_place("om.llm.delivery_failed", error=error_name(error), kind=topic)
             await stream.ack(event)
 
     @app.agent(out[topics.jobs], name="om-llm", concurrency=settings.llm_concurrency)

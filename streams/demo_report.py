@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from processors.context_prompts import CONTINUATION_HINT, OBSERVATIONS_OPEN, OBSERVATIONS_PREAMBLE
+from processors.context import CONTINUATION_HINT, OBSERVATIONS_OPEN, OBSERVATIONS_PREAMBLE
 from processors.tokens import get_counter
 from schemas.messages import ChatMessage
 

@@ -18,6 +18,7 @@ from processors.config import OMConfig
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader.serve import start_reader
+from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.sink.main import sink_options
 from streams.sink.service import Sink
@@ -30,6 +31,11 @@ def is_embedded(settings: Settings) -> bool:
     return settings.clickhouse_dsn.startswith("chdb:")
 
 
+def _restart_on_sink_failure(error: BaseException) -> None:
+    """The worker owns the chDB directory, so only a restart of the whole worker restarts the sink."""
+    restart_in_place("om.embedded.sink_failed", error=error_name(error))
+
+
 def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
     running: dict[str, Any] = {}
 
@@ -39,7 +45,7 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         applied = await asyncio.to_thread(apply_migrations, client)
         sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
                     sink_options(settings))
-        await sink.start()
+        await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
         running["reader"] = await start_reader(client, settings, config)
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),

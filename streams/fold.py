@@ -10,27 +10,33 @@ Rules this module keeps:
   an exception anywhere in decoding or deciding never escapes to stall the partition.
 * A record must arrive keyed by its lookup key (the key is what made it reach this owner); a record
   keyed otherwise is refused rather than folded into the wrong record.
+* Nothing sent exceeds the broker's record limit (streams/topics.py): an oversized job becomes a
+  failed cycle (streams/job_size.py), any other oversized effect refuses its input; dead letters
+  are bounded by their own envelope (schemas/dlq.py).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import traceback
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from processors.config import OMConfig
-from processors.machine import Event, decide, event_key
-from processors.machine import KeyState
+from processors.machine import Decision, Event, KeyState, decide, event_key
 from schemas.base import SchemaError, decode
 from schemas.control import decode_control
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_result
 from schemas.messages import ChatMessage
-from streams.topics import Topics
+from streams.job_size import fit_job, too_big_result
+from streams.restart import error_name
+from streams.topics import RECORD_LIMIT, Topics
 
 log = logging.getLogger(__name__)
+MAX_REFOLDS = 8  # failed results folded for one input, at most (each ends a cycle)
 
 
 @dataclass(frozen=True)
@@ -63,9 +69,11 @@ class FoldResult:
 
 
 class BatchFolder:
-    def __init__(self, config: OMConfig, topics: Topics, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, config: OMConfig, topics: Topics, clock: Callable[[], float] = time.time,
+                 record_limit: int = RECORD_LIMIT) -> None:
         self.config = config
         self.topics = topics
+        self.record_limit = record_limit
         self._clock = clock
         self._decoders: dict[str, Callable[[bytes], Any]] = {
             topics.messages: lambda data: decode(ChatMessage, data),
@@ -81,7 +89,9 @@ class BatchFolder:
             except SchemaError as exc:
                 self._dead_letter(record, exc, "validate" if exc.field else "decode", result)
             except Exception as exc:  # a bug must cost one record, never the partition
-                log.exception("om.fold.error", extra={"topic": record.topic, "offset": record.offset})
+                log.error("om.fold.error", extra={"topic": record.topic, "offset": record.offset,  # frames,
+                                                  "error": error_name(exc),  # never the message: it may quote input
+                                                  "frames": traceback.format_tb(exc.__traceback__)})
                 self._dead_letter(record, exc, "apply", result)
         return result
 
@@ -96,20 +106,50 @@ class BatchFolder:
         decision = decide(states.get(key), event, self.config)
         if decision.rejection is not None:
             raise _Rejected(decision.rejection.field, decision.rejection.reason)
-        if decision.state is None:
+        state, outgoing, event_types = self._effects(key, decision, record.partition)
+        if state is None:
             if states.pop(key, None) is not None or key in result.changed:
                 result.changed.pop(key, None)
                 result.deleted[key] = record.partition
         else:
-            states[key] = decision.state
+            states[key] = state
             result.changed[key] = record.partition
             result.deleted.pop(key, None)
-        key_bytes, p = key.encode(), record.partition
-        out = result.outgoing
-        out.extend(Outgoing(self.topics.jobs, p, key_bytes, job.to_bytes()) for job in decision.jobs)
-        out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in decision.events)
-        result.event_types.update(ev.type for ev in decision.events)
-        out.extend(Outgoing(self.topics.records, p, key_bytes, d.to_bytes()) for d in decision.deltas)
+        result.outgoing.extend(outgoing)
+        result.event_types.update(event_types)
+
+    def _effects(self, key: str, decision: Decision, p: int) -> tuple[KeyState | None, list[Outgoing], set[str]]:
+        """The records a decision sends, each within the record limit, and the state they leave.
+
+        A job that cannot fit is not sent: its failed result is folded at once (streams/job_size.py),
+        and that decision's records join the batch. Any other record over the limit refuses the
+        input (a dead letter, the key's state untouched): sent, it would break the transaction."""
+        key_bytes, out, types = key.encode(), [], set()
+        state, decisions, refolds = decision.state, [decision], 0
+        while decisions:
+            current = decisions.pop(0)
+            state = current.state
+            for job in current.jobs:
+                raw = fit_job(job, key_bytes, self.record_limit)
+                if raw is not None:
+                    out.append(Outgoing(self.topics.jobs, p, key_bytes, raw))
+                    continue
+                refolds += 1
+                if refolds > MAX_REFOLDS or state is None:
+                    raise _Rejected("", "its jobs cannot fit the broker's record limit")
+                size = len(job.to_bytes())
+                log.warning("om.job.oversized", extra={"key_bytes": len(key_bytes), "job_bytes": size,
+                                                       "cycle_id": job.cycle_id, "kind": job.kind})
+                decisions.append(decide(state, too_big_result(job, size, self.record_limit, int(self._clock() * 1000)),
+                                        self.config))
+            out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in current.events)
+            out.extend(Outgoing(self.topics.records, p, key_bytes, d.to_bytes()) for d in current.deltas)
+            types.update(ev.type for ev in current.events)
+        oversized = [o.topic for o in out if len(o.value) + len(key_bytes) > self.record_limit]
+        if oversized:
+            raise _Rejected("", f"its effects exceed the broker's record limit ({self.record_limit} bytes) "
+                                  f"on {sorted(set(oversized))}")
+        return state, out, types
 
     def _dead_letter(self, record: InputRecord, exc: BaseException, stage: str, result: FoldResult) -> None:
         letter = DeadLetter.from_failure(
@@ -117,7 +157,7 @@ class BatchFolder:
             value=record.value, error=exc, stage=stage if not isinstance(exc, _Rejected) else "apply",
             failed_at=int(self._clock() * 1000),
         )
-        result.outgoing.append(Outgoing(self.topics.dlq, record.partition, record.key, letter.to_bytes()))
+        result.outgoing.append(Outgoing(self.topics.dlq, record.partition, letter.key, letter.to_bytes()))
         result.dead_letters += 1
         log.warning("om.dead_letter", extra={"topic": record.topic, "partition": record.partition,
                                              "offset": record.offset, "stage": letter.stage,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +20,8 @@ HookSlot = Literal["before_observation", "after_observation", "before_reflection
 class Settings(BaseSettings):
     """Defaults describe the embedded setup: local broker on 127.0.0.1, chDB under the data dir."""
 
-    model_config = SettingsConfigDict(env_prefix="OM_", extra="ignore")
+    # hide_input_in_errors: a refused value (a bearer token, a DSN's password) is never echoed
+    model_config = SettingsConfigDict(env_prefix="OM_", extra="ignore", hide_input_in_errors=True)
 
     data_dir: Path = Field(default=PROJECT_ROOT / ".om", description="local state: broker, chDB, caches")
     kafka_bootstrap: str = Field(default="127.0.0.1:19092", description="host:port[,host:port...]")
@@ -68,6 +69,20 @@ class Settings(BaseSettings):
     redact_pii: list[str] = Field(default_factory=lambda: ["email", "phone", "iban", "card"],
                                   description="PII patterns redacted besides secrets (processors/redaction.py)")
     redact_patterns: dict[str, str] = Field(default_factory=dict, description="JSON {kind: regex}: extra patterns")
+
+    @field_validator("reader_tokens", mode="before")
+    @classmethod
+    def _tokens_shape(cls, value: Any) -> Any:
+        """Checked as a whole, so an error's location never names a token (pydantic puts the dict
+        key in it). An empty token is refused: it would match a bare ``Authorization: Bearer``."""
+        if not isinstance(value, dict):
+            raise ValueError("must be a JSON object {bearer token: [resource ids]}")  # noqa: TRY004 - pydantic wants ValueError
+        for n, (token, resources) in enumerate(value.items(), 1):
+            if not isinstance(token, str) or not token.strip():
+                raise ValueError(f"entry {n}: a token must be a non-empty string")
+            if not isinstance(resources, list) or not all(isinstance(r, str) and r for r in resources):
+                raise ValueError(f"entry {n}: the resources must be a list of non-empty strings")
+        return value
 
     @model_validator(mode="after")
     def _derive_defaults(self) -> Settings:

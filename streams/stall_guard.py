@@ -2,9 +2,7 @@
 
 The shell around :class:`streams.stall_watch.StallWatch`: the processor reports what it
 acknowledged (:meth:`StallGuard.acked`), a timer asks the broker for the group's committed offsets,
-and on a stall the process logs what it saw and ``exec``s itself (same pid, same arguments).
-Re-executing is the recovery Kafka Streams does for a task whose transaction failed: state is
-rebuilt from the committed changelog and inputs are re-read from the committed offsets. A graceful
+and on a stall the process logs what it saw and restarts in place (:mod:`streams.restart`). A graceful
 Faust shutdown is not attempted: it waits on the very transactions that are stuck. A transaction
 the broker itself forgot (README, "A broker restart can leave a hanging transaction") has no
 coordinator to abort it: the restarted ``om run`` aborts it before producing (streams/worker.py).
@@ -13,9 +11,6 @@ coordinator to abort it: the restarted ``om run`` aborts it before producing (st
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
-import sys
 import time
 from typing import Any
 
@@ -23,11 +18,9 @@ import faust
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
+from streams.restart import restart_in_place
 from streams.settings import Settings
 from streams.stall_watch import Stall, StallWatch
-
-log = logging.getLogger(__name__)
-ONE_SHOT_FAILPOINTS = ("OM_STALL_COMMITS",)  # fault tests: dropped on the restart they provoke
 
 
 class StallGuard:
@@ -56,7 +49,7 @@ class StallGuard:
                 return
             stalls = self.watch.check(committed, time.monotonic())
             if stalls:
-                restart_in_place(stalls)
+                _restart(stalls)
 
     async def _committed(self) -> dict[tuple[str, int], int] | None:
         try:
@@ -70,13 +63,7 @@ class StallGuard:
         return {(tp.topic, tp.partition): meta.offset for tp, meta in offsets.items() if meta.offset >= 0}
 
 
-def restart_in_place(stalls: list[Stall]) -> None:
-    log.critical("om.worker.stalled", extra={
-        "action": "restarting in place from the last commit (nothing acknowledged-but-uncommitted is lost)",
-        "stalls": [{"partition": f"{s.partition[0]}/{s.partition[1]}", "acked": s.acked,  # type: ignore[index]
-                    "committed": s.committed, "seconds": round(s.seconds, 1)} for s in stalls]})
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    for name in ONE_SHOT_FAILPOINTS:
-        os.environ.pop(name, None)
-    os.execve(sys.executable, sys.orig_argv, os.environ)
+def _restart(stalls: list[Stall]) -> None:
+    restart_in_place("om.worker.stalled", stalls=[
+        {"partition": f"{s.partition[0]}/{s.partition[1]}", "acked": s.acked,  # type: ignore[index]
+         "committed": s.committed, "seconds": round(s.seconds, 1)} for s in stalls])

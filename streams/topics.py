@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 VERSION = "v1"
+RECORD_LIMIT = 1_000_000
+"""Bytes of key + value any pipeline record may take: under Kafka's default ``max.message.bytes``
+(1 MiB + 12), with room for the record batch's own header. The pipeline's topics are created
+with the broker's defaults (the state changelog alone is raised, streams/app.py)."""
 
 
 @dataclass(frozen=True)

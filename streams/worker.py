@@ -14,11 +14,11 @@ from aiokafka.errors import KafkaError
 
 from streams import logs
 from streams.app import Role, build_app
-from streams.om_config import load_config
 from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
-from streams.settings import Settings, get_settings
+from streams.settings import Settings
+from streams.startup import configured
 from streams.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -47,10 +47,9 @@ async def prepare_broker(settings: Settings) -> None:
                                             "kafka-transactions.sh find-hanging and abort them"})
 
 
-def run_worker(role: Role = "all", settings: Settings | None = None) -> None:
-    settings = settings or get_settings()
+def run_worker(role: Role = "all") -> None:
+    settings, config = configured(models=role != "processor")  # or exit with one line
     logs.configure(settings.log_level)
-    config = load_config(settings)
     asyncio.run(prepare_broker(settings))
     app = build_app(settings, config, role)
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)

@@ -10,12 +10,18 @@ from processors.context.build import AgentContext, build_context
 from processors.context.dates import format_reminder_timestamp, iso_timestamp, temporal_gap_text
 from processors.context.other_conversations import other_conversations_block
 from processors.context.prompts import (
+    CONTINUATION_HINT,
+    OBSERVATIONS_OPEN,
+    OBSERVATIONS_PREAMBLE,
     OTHER_CONVERSATIONS_CLOSE,
     OTHER_CONVERSATIONS_INTRO,
     OTHER_CONVERSATIONS_OPEN,
 )
 
 __all__ = [
+    "CONTINUATION_HINT",
+    "OBSERVATIONS_OPEN",
+    "OBSERVATIONS_PREAMBLE",
     "OTHER_CONVERSATIONS_CLOSE",
     "OTHER_CONVERSATIONS_INTRO",
     "OTHER_CONVERSATIONS_OPEN",

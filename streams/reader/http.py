@@ -1,9 +1,10 @@
 """The reader over HTTP (aiohttp): context, status and recall for agents in any language.
 
 Authentication: ``Authorization: Bearer <token>``; each token maps to the resource ids it may read
-(``OM_READER_TOKENS``). A request names its resource (``resource_id``), or omits it when the token
-reads exactly one. A token that may not read the named resource gets 403; a thread that is not
-the resource's gets 404 whether it exists elsewhere or not. ``/openapi.json`` and ``/healthz`` are
+(``OM_READER_TOKENS``); an empty token never authenticates. A request names its resource
+(``resource_id``, a string), or omits it when the token reads exactly one. A token that may not read the named resource gets 403; a thread that is not
+the resource's gets 404 whether it exists elsewhere or not, after the same queries either way
+(streams/reader/resolve.py). ``/openapi.json`` and ``/healthz`` are
 open. Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource.
 """
 
@@ -80,7 +81,10 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 def _resources_for(tokens: Mapping[str, frozenset[str]], presented: str) -> frozenset[str] | None:
-    """The resources of the presented token; every token is compared, in constant time."""
+    """The resources of the presented token; every token is compared, in constant time. An empty
+    token never authenticates, whatever the configuration holds."""
+    if not presented:
+        return None
     found = None
     for token, resources in tokens.items():
         if hmac.compare_digest(token.encode(), presented.encode()):
@@ -88,8 +92,10 @@ def _resources_for(tokens: Mapping[str, frozenset[str]], presented: str) -> froz
     return found
 
 
-def _resource(request: web.Request, named: str | None) -> str:
+def _resource(request: web.Request, named: object) -> str:
     allowed: frozenset[str] = request[RESOURCES]
+    if named is not None and not isinstance(named, str):
+        raise web.HTTPBadRequest(reason="resource_id must be a string")
     if named is None:
         if len(allowed) != 1:
             raise web.HTTPBadRequest(reason="resource_id is required: this token reads several resources")

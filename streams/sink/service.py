@@ -14,12 +14,15 @@ Guarantees:
   the batch record by record, and dead-lettered too. Its offset is then committed like any other.
 * **Embeddable.** :meth:`Sink.start` runs the loop as a task on the caller's event loop (the
   embedded worker hosts it next to the chDB engine); ``om sink`` runs it alone for server DSNs.
+  A loop that ends with an error is reported (``on_failure``, :meth:`wait`), never left idle in
+  the group.
   ClickHouse calls run in a thread (the chDB client is synchronous and serialises its calls).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -36,6 +39,7 @@ from processors.redaction import Redactor
 from schemas.base import SchemaError
 from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
+from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
@@ -81,11 +85,16 @@ class Sink:
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
 
-    async def start(self) -> None:
-        """Join the group and run the loop as a task on the running event loop."""
+    async def start(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
+        """Join the group and run the loop as a task on the running event loop.
+
+        ``on_failure`` hears of an error that ends the loop: a host that embeds the sink must then
+        restart or stop, since the consumer would otherwise stay in its group with its partitions
+        frozen (``om sink`` learns it from :meth:`wait`)."""
         opts = self.options
         self._producer, self._consumer = await start_when_reachable(self._connect, self.bootstrap, "sink")
         self._task = asyncio.create_task(self._run(), name="om-sink")
+        self._task.add_done_callback(functools.partial(_report_failure, on_failure))
         log.info("sink.started", extra={"group": opts.group_id, "topics": list(self._converters)})
 
     async def _connect(self) -> tuple[AIOKafkaProducer, AIOKafkaConsumer]:
@@ -248,10 +257,19 @@ class Sink:
             value=record.value, error=error, stage=stage, failed_at=int(time.time() * 1000),  # type: ignore[arg-type]
         )
         assert self._producer is not None
-        await self._producer.send_and_wait(self.topics.dlq, letter.to_bytes(), key=record.key)
+        await self._producer.send_and_wait(self.topics.dlq, letter.to_bytes(), key=letter.key)
         self.stats.dead_letters += 1
         log.warning("sink.dead_letter", extra={"topic": record.topic, "partition": record.partition,
                                                "offset": record.offset, "stage": stage, "field": letter.field})
+
+
+def _report_failure(on_failure: Callable[[BaseException], None] | None, task: asyncio.Task[None]) -> None:
+    if task.cancelled() or task.exception() is None:
+        return
+    error = task.exception()
+    log.critical("sink.crashed", extra={"error": error_name(error)})
+    if on_failure is not None:
+        on_failure(error)
 
 
 def _snapshot(value: bytes | None) -> RecordSnapshot | None:

@@ -14,9 +14,9 @@ import asyncio
 import pytest
 
 from processors.context import build_context
-from processors.decide import counter_for
-from processors.idle_ticks import idle_tick_reason
-from processors.observer.model_port import ModelCall, ModelReply
+from processors.machine import counter_for
+from processors.machine import idle_tick_reason
+from processors.model_port import ModelCall, ModelReply
 from processors.simulate import Simulation
 from schemas.control import IdleTick
 from streams.demo import DEMO_CONFIG, THREAD, load_sample

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from processors.observer.parse import parse_observer_answer
-from processors.extractor_spec import BUILTIN_EXTRACTORS
+from processors.config import BUILTIN_EXTRACTORS
 from processors.tokens import get_counter
 from streams.llm.deterministic.observe import observe
 from streams.llm.deterministic.reflect import compress

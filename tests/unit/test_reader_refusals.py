@@ -1,0 +1,71 @@
+"""Issue 18 item 8: the reader's refusals leak nothing and never fail with a 500.
+
+An empty bearer token never authenticates; ``resource_id`` of the wrong JSON type is a 400; a
+thread another resource owns is refused after the same queries as a thread that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from streams.reader import queries, resolve
+from streams.reader.http import create_app
+
+
+class _Reader:
+    def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        return {"resource": resource_id}
+
+
+async def _client(tokens: dict[str, list[str]]) -> TestClient:
+    client = TestClient(TestServer(create_app(_Reader(), tokens)))  # type: ignore[arg-type]
+    await client.start_server()
+    return client
+
+
+@pytest.mark.parametrize("header", ["Bearer ", "Bearer", "bearer  "])
+async def test_an_empty_bearer_token_never_authenticates(header: str) -> None:
+    client = await _client({"": ["r1"], "real": ["r1"]})
+    try:
+        response = await client.post("/v1/recall", json={}, headers={"Authorization": header})
+        assert response.status == 401
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("named", [["r1"], {"r": 1}, 7, True])
+async def test_a_resource_id_of_the_wrong_json_type_is_a_400(named: object) -> None:
+    client = await _client({"real": ["r1"]})
+    try:
+        response = await client.post("/v1/recall", json={"resource_id": named},
+                                     headers={"Authorization": "Bearer real"})
+        assert response.status == 400
+        assert (await response.json())["error"] == "resource_id must be a string"
+        ok = await client.post("/v1/recall", json={"resource_id": "r1"}, headers={"Authorization": "Bearer real"})
+        assert ok.status == 200 and (await ok.json()) == {"resource": "r1"}
+    finally:
+        await client.close()
+
+
+def test_another_resources_thread_costs_the_same_queries_as_a_missing_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    owned_by_other = {("r-me", "thread:theirs")}
+
+    def recorded(name: str, answer):
+        def query(client: Any, items: list) -> list:
+            calls.append(name)
+            return [answer(item) for item in items]
+        return query
+
+    monkeypatch.setattr(queries, "heads", recorded("heads", lambda _: None))
+    monkeypatch.setattr(queries, "owned_elsewhere", recorded("owned_elsewhere", lambda k: k in owned_by_other))
+    monkeypatch.setattr(queries, "threads_with_messages", recorded("threads_with_messages", lambda _: False))
+    costs = {}
+    for thread in ("theirs", "missing"):
+        calls.clear()
+        assert resolve.resolve_many(None, "thread", [(thread, "r-me")]) == [None]  # type: ignore[arg-type]
+        costs[thread] = list(calls)
+    assert costs["theirs"] == costs["missing"] == ["heads", "owned_elsewhere", "threads_with_messages"]
