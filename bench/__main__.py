@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import (agent_waiting, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
+from bench import (agent_turn, agent_waiting, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
                    reader_latency, reader_status, replay, waste)
 from bench.worker import BOOTSTRAP
 from streams.services import commands
@@ -49,8 +49,10 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "memory": ("6. Memory per key state", lambda a: memory.main(a.keys)),
     "waste": ("7. Waste: Observer input per conversation token",
               lambda a: waste.main(a.waste_messages, a.model_latency_ms, a.waste_gap)),
+    "turn": ("8. The agent's turn: send the user message, read the context that includes it",
+             lambda a: asyncio.run(agent_turn.main(a.turn_threads, a.turns, [1, a.turn_concurrency]))),
 }
-NEEDS_BROKER = {"pipeline", "latency", "replay"}
+NEEDS_BROKER = {"pipeline", "latency", "replay", "turn"}
 
 
 class _Tee(io.StringIO):
@@ -85,6 +87,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--keys", type=int, default=100_000)
     p.add_argument("--waste-messages", type=int, default=2_000)
     p.add_argument("--waste-gap", type=float, default=2.0, help="seconds between messages")
+    p.add_argument("--turn-threads", type=int, default=32)
+    p.add_argument("--turns", type=int, default=10)
+    p.add_argument("--turn-concurrency", type=int, default=32)
     return p.parse_args(argv)
 
 

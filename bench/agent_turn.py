@@ -16,6 +16,7 @@ reader; the ratio is what the read path adds. Worker CPU per read comes from ``/
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import tempfile
@@ -33,7 +34,6 @@ from schemas.messages import ChatMessage, TextPart
 from streams.harness.workers import WorkerProcess
 from streams.sdk import OMClient
 from streams.services.kafka_topics import create_topics
-from streams.settings import get_settings
 
 CONFIG = {"observation": {"messageTokens": 4000}, "reflection": {"observationTokens": 6000}}
 TOKEN = "bench-agent-turn"
@@ -51,7 +51,7 @@ def _cpu_s(pid: int) -> float:
 
 async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, own: bool,
                         samples: list[float]) -> None:
-    tid, rid = f"{prefix}-{thread}", f"user-{prefix}-{thread}"
+    tid, rid = f"{prefix}-{thread}", f"user-{thread}"
     for turn in range(turns):
         at = T0 + turn * 60_000
         user = ChatMessage(id=f"{tid}-u{turn}", thread_id=tid, resource_id=rid, role="user", created_at=at,
@@ -88,7 +88,8 @@ async def _baseline(reader_url: str, topic: str, n: int) -> list[float]:
 async def main(threads: int, turns: int, concurrency: list[int]) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="om-bench-turn-"))
     process = WorkerProcess(BOOTSTRAP, f"turn-{uuid.uuid4().hex[:8]}", CONFIG, workdir,
-                            extra_env={"OM_LLM_CONCURRENCY": "4", "OM_READER_TOKENS": f'{{"{TOKEN}": ["*"]}}'})
+                            extra_env={"OM_LLM_CONCURRENCY": "4",
+                                       "OM_READER_TOKENS": json.dumps({TOKEN: [f"user-{t}" for t in range(threads)]})})
     try:
         handle = await asyncio.to_thread(process.start)
         reader_url = f"http://127.0.0.1:{handle.env['OM_READER_PORT']}"
@@ -119,5 +120,3 @@ async def main(threads: int, turns: int, concurrency: list[int]) -> None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-if __name__ == "__main__":
-    asyncio.run(main(int(os.environ.get("TURN_THREADS", "16")), int(os.environ.get("TURNS", "10")), [1, 16]))
