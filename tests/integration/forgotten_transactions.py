@@ -43,6 +43,9 @@ async def partition_verification_off(bootstrap: str) -> AsyncIterator[None]:
         await admin.close()
 
 
+CONCURRENT_TRANSACTIONS = 51
+
+
 async def write_forgotten_batch(bootstrap: str, transactional_id: str, topic: str, value: bytes,
                                 key: bytes | None = None, partition: int = 0) -> None:
     """What the broker did during its shutdown: a transactional batch the coordinator never heard of."""
@@ -73,13 +76,16 @@ async def write_forgotten_batch(bootstrap: str, transactional_id: str, topic: st
 
 async def until_accepted(request: Callable[[], Awaitable[tuple[int, Any]]], deadline_s: float = 30.0) -> Any:
     """Repeat a raw request while the broker answers a retriable error: a just-started broker's
-    coordinators are still loading, a just-created topic's leader does not serve it yet."""
+    coordinators are still loading, a just-created topic's leader does not serve it yet, a killed
+    producer's open transaction is still being aborted (CONCURRENT_TRANSACTIONS, which Kafka's own
+    clients retry though aiokafka does not mark it retriable)."""
     deadline = time.monotonic() + deadline_s
     while True:
         error, response = await request()
         if error == 0:
             return response
-        assert for_code(error).retriable and time.monotonic() < deadline, response
+        retriable = for_code(error).retriable or error == CONCURRENT_TRANSACTIONS
+        assert retriable and time.monotonic() < deadline, response
         await asyncio.sleep(0.2)
 
 
