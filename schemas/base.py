@@ -19,6 +19,10 @@ from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict, Valida
 from pydantic.alias_generators import to_camel
 
 SCHEMA_VERSION = 1
+# The latest event time any record may carry: 9999-12-31T23:59:59.999Z. Every later stage agrees on
+# it (ClickHouse Int64 and DateTime64, JavaScript dates, Python datetimes), so a larger value is
+# refused where the record enters, with a dead letter naming the field, instead of failing later.
+MAX_EPOCH_MS = 253_402_300_799_999
 
 M = TypeVar("M", bound="WireModel")
 

@@ -17,7 +17,7 @@ from typing import Annotated, Literal, Union
 from pydantic import AliasChoices, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypedDict
 
-from schemas.base import VersionedModel
+from schemas.base import MAX_EPOCH_MS, VersionedModel
 from schemas.keys import LookupKey
 from schemas.tagged import decode_tagged, members_by_tag, tag_reader
 
@@ -26,7 +26,7 @@ PositiveTokens = Annotated[int, Field(gt=0)]
 
 
 class ControlBase(VersionedModel):
-    at: int = Field(ge=0, description="UTC epoch ms, event time")
+    at: int = Field(ge=0, le=MAX_EPOCH_MS, description="UTC epoch ms, event time")
 
 
 class ThreadControl(ControlBase):

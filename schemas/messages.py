@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator
 
-from schemas.base import VersionedModel, WireModel
+from schemas.base import MAX_EPOCH_MS, VersionedModel, WireModel
 
 Role = Literal["user", "assistant", "system", "tool", "signal"]
 ToolState = Literal[
@@ -32,7 +32,7 @@ class PartBase(WireModel):
     """Parts tolerate fields we do not model: Mastra and the AI SDK add new ones often."""
 
     model_config = ConfigDict(extra="allow")
-    created_at: int | None = Field(default=None, description="epoch ms of this part, if known")
+    created_at: int | None = Field(default=None, ge=0, le=MAX_EPOCH_MS, description="epoch ms of this part, if known")
     provider_metadata: dict[str, Any] | None = None
 
     def token_estimate(self) -> Any:
@@ -129,7 +129,7 @@ class ChatMessage(VersionedModel):
     thread_id: str = Field(min_length=1)
     resource_id: str | None = Field(default=None, min_length=1)
     role: Role
-    created_at: int = Field(ge=0)
+    created_at: int = Field(ge=0, le=MAX_EPOCH_MS)
     parts: list[Part] = Field(default_factory=list)
     model: str | None = Field(default=None, description="provider/modelId that produced this step")
     metadata: dict[str, Any] | None = None

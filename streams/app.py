@@ -177,8 +177,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
     @app.agent(inputs, name="om-processor")
     async def om_processor(stream: faust.StreamT) -> None:
         async for events in stream.take_events(settings.batch_max, within=settings.batch_within_ms / 1000):
-            records = [InputRecord(e.message.topic, e.message.partition, e.message.offset, e.key, e.value)
-                       for e in events]
+            records = [InputRecord(e.message.topic, e.message.partition, e.message.offset, e.key, e.value,
+                                   _log_time_ms(e.message.timestamp)) for e in events]
             async with fence:  # no commit may split this batch: effects, state and offsets go together
                 try:
                     await _fold_and_send(app, folder, changelog, table, owners, records, settings)
@@ -267,3 +267,8 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                                            "input_tokens": result.usage.input_tokens,
                                            "output_tokens": result.usage.output_tokens})
             await deliver(stream, event, topics.results, result.to_bytes())
+
+
+def _log_time_ms(timestamp: float | None) -> int | None:
+    """Faust gives the record's Kafka timestamp in seconds; the fold compares event times in ms."""
+    return int(timestamp * 1000) if timestamp else None

@@ -39,6 +39,12 @@ log = logging.getLogger(__name__)
 MAX_REFOLDS = 8  # failed results folded for one input, at most (each ends a cycle)
 
 
+# An event may be dated at most this long after its record's log time (the producer's clock may run
+# ahead of the broker's a little; an hour is generous). Further ahead it would move the key's clock
+# and cursor so far that every later message counted as late: it is refused with a dead letter.
+MAX_LEAD_MS = 3_600_000
+
+
 @dataclass(frozen=True)
 class InputRecord:
     topic: str
@@ -46,6 +52,7 @@ class InputRecord:
     offset: int
     key: bytes | None
     value: bytes | None
+    timestamp_ms: int | None = None  # the record's log time (Kafka timestamp)
 
 
 @dataclass(frozen=True)
@@ -99,8 +106,11 @@ class BatchFolder:
         if record.value is None:
             raise SchemaError("", "empty record (tombstone) on an input topic")
         event: Event = self._decoders[record.topic](record.value)
+        _check_event_time(event, record.timestamp_ms)
         key = event_key(event, self.config)
-        if record.key is not None and record.key.decode(errors="replace") != key:
+        if record.key is None:
+            raise SchemaError("key", f"record has no key; produce it keyed by its lookup key {key!r}")
+        if record.key.decode(errors="replace") != key:
             raise SchemaError("key", f"record keyed {record.key!r} belongs to lookup key {key!r}; "
                                      "produce it with its lookup key so it reaches the right owner")
         decision = decide(states.get(key), event, self.config)
@@ -166,3 +176,19 @@ class BatchFolder:
 
 class _Rejected(SchemaError):
     """The core refused the event (e.g. a thread moving to another resource)."""
+
+
+def _check_event_time(event: Event, log_time_ms: int | None) -> None:
+    """Refuse an event dated more than :data:`MAX_LEAD_MS` after its record's log time."""
+    if log_time_ms is None:
+        return
+    if isinstance(event, ChatMessage):
+        times = [("created_at", event.created_at)] + [
+            ("parts.created_at", p.created_at) for p in event.parts if p.created_at is not None]
+    else:
+        times = [("at", at)] if (at := getattr(event, "at", None)) is not None else []
+    for name, at in times:
+        if at > log_time_ms + MAX_LEAD_MS:
+            raise SchemaError(name, f"event time {at} is {(at - log_time_ms) / 3_600_000:.1f} h after the record's "
+                                    f"log time {log_time_ms}; at most {MAX_LEAD_MS // 60_000} min ahead is accepted "
+                                    "(check the producer's clock and the field's unit: epoch milliseconds)")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schemas.base import VersionedModel, decode
+from schemas.base import MAX_EPOCH_MS, VersionedModel, decode
 from schemas.control import decode_control
 from schemas.dlq import DeadLetter
 from schemas.lifecycle import decode_event
@@ -76,7 +76,7 @@ _json = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4),
     max_leaves=12,
 )
-_timestamps = st.none() | st.integers(0, 2**53)
+_timestamps = st.none() | st.integers(0, MAX_EPOCH_MS)
 _parts = st.one_of(
     st.builds(TextPart, text=_text, created_at=_timestamps),
     st.builds(
@@ -96,7 +96,7 @@ _parts = st.one_of(
     message_id=_text.filter(bool),
     thread_id=_text.filter(bool),
     role=st.sampled_from(["user", "assistant", "system", "tool", "signal"]),
-    created_at=st.integers(0, 2**53),
+    created_at=st.integers(0, MAX_EPOCH_MS),
     parts=st.lists(_parts, max_size=5),
 )
 def test_chat_message_round_trip_property(
