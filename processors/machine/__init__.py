@@ -17,8 +17,9 @@ spec rule                               decided in
 §4.4 buffer trigger (interval, ramp)   ``token_math.should_trigger_buffer`` via
                                        ``buffering.maybe_buffer``
 §4.4.3 tool calls kept out of chunks   ``safe_prefix.select_safe_buffer_prefix``
-§4.5 activation timing                 ``planning.plan`` → ``activation.activate`` (threshold);
-                                       ``planning._early_activation`` (idle TTL, provider change)
+§4.5 activation timing                 ``activation.activate_at_turn_start`` (provider change,
+                                       idle TTL, threshold at step 0) and
+                                       ``activation.activate_at_threshold`` (threshold pipeline)
 §4.5 chunks kept after activation      ``token_math.chunks_to_activate`` (retention floor
                                        ``threshold × (1 − buffer_activation)``, resolved in
                                        ``processors.config.resolve``), over the pending count

@@ -1,5 +1,17 @@
 """Activation: swapping buffered chunks into the active observations — no LLM call (spec §4.5, §4.7).
 
+When it happens (the step calls these, :mod:`processors.machine.planning`):
+
+* at the start of a turn (step 0, :func:`activate_at_turn_start`): when the actor's provider
+  changed, else when the thread was idle past the TTL, else when the pending tokens with the new
+  message reached the threshold — unless a buffering cycle is in flight (then the threshold
+  pipeline waits for it);
+* in the threshold pipeline (:func:`activate_at_threshold`): whenever chunks exist and the
+  pending tokens are at or above the threshold; if one activation leaves them there, every chunk.
+
+How many chunks: :func:`processors.machine.token_math.chunks_to_activate`, over the pending count
+the previous step left (Mastra's persisted ``pendingMessageTokens``).
+
 Rules this module keeps:
 
 * Chunks activate oldest first, as a prefix; the count comes from :func:`chunks_to_activate`.
@@ -13,6 +25,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 from processors.context import iso_timestamp
+from processors.machine.early_trigger import THRESHOLD, early_trigger
 from processors.machine.lifecycle_events import emit, marker_config
 from processors.machine.observation_groups import message_range
 from processors.machine.step import Step
@@ -35,6 +48,29 @@ def reset_stale_boundary(step: Step) -> None:
     boundary_tokens = step.state.record.last_buffered_at_tokens
     if boundary_tokens > 0 and step.pending() < 0.5 * boundary_tokens:
         step.update_record(last_buffered_at_tokens=0)
+
+
+def activate_at_turn_start(step: Step) -> None:
+    """Step 0 (§4.5 step 3): existing chunks only, never an Observer call."""
+    reset_stale_boundary(step)
+    if not step.state.record.buffered_chunks or step.state.flight("buffer") is not None:
+        return
+    resolved = step.config.resolved
+    trigger = early_trigger(step, resolved.activate_after_idle, resolved.activate_on_provider_change)
+    if trigger is None and step.pending() >= step.message_threshold():
+        trigger = THRESHOLD
+    if trigger is not None:
+        activate(step, trigger)
+
+
+def activate_at_threshold(step: Step) -> bool:
+    """The threshold pipeline's activation (§4.4.1 step 4); whether anything activated."""
+    if not step.state.record.buffered_chunks:
+        return False
+    activate(step, THRESHOLD)
+    if step.pending() >= step.message_threshold() and step.state.record.buffered_chunks:
+        activate(step, THRESHOLD, everything=True)
+    return True
 
 
 def activate(step: Step, trigger: Trigger, *, everything: bool = False) -> bool:

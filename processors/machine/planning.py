@@ -24,9 +24,8 @@ Deliberate differences:
 
 from __future__ import annotations
 
-from processors.machine.activation import activate, reset_stale_boundary
+from processors.machine.activation import activate_at_threshold, activate_at_turn_start
 from processors.machine.buffering import maybe_buffer
-from processors.machine.early_trigger import THRESHOLD, early_trigger
 from processors.machine.observation import observe_candidates, start_observation
 from processors.machine.reflection import maybe_reflect
 from processors.machine.safe_prefix import has_incomplete_tool_calls
@@ -38,7 +37,7 @@ def plan(step: Step, *, step_zero: bool = False) -> None:
     if step.config.read_only or step.state.deleted:
         return
     if step_zero:
-        _step_zero_activation(step)
+        activate_at_turn_start(step)
         maybe_reflect(step)
     if step.state.flight("reflect-sync") is not None:
         step.update(deferred_step=True)  # Mastra's step blocks on a synchronous reflection
@@ -49,27 +48,11 @@ def plan(step: Step, *, step_zero: bool = False) -> None:
     step.update(step_pending_tokens=step.pending())
 
 
-def _step_zero_activation(step: Step) -> None:
-    """Activate existing chunks at the start of a turn — never an Observer call (§4.5 step 3)."""
-    reset_stale_boundary(step)
-    if not step.state.record.buffered_chunks or step.state.flight("buffer") is not None:
-        return  # a buffering cycle in flight: the threshold pipeline waits for it instead
-    resolved = step.config.resolved
-    trigger = early_trigger(step, resolved.activate_after_idle, resolved.activate_on_provider_change)
-    if trigger is None and step.pending() >= step.message_threshold():
-        trigger = THRESHOLD
-    if trigger is not None:
-        activate(step, trigger)
-
-
 def _threshold_pipeline(step: Step) -> None:
     if step.state.flight("buffer") is not None:
         step.update(deferred_step=True)
         return
-    if step.state.record.buffered_chunks:
-        activate(step, THRESHOLD)
-        if step.pending() >= step.message_threshold() and step.state.record.buffered_chunks:
-            activate(step, THRESHOLD, everything=True)
+    if activate_at_threshold(step):
         maybe_reflect(step)
     if step.pending() < step.message_threshold():
         return
