@@ -8,8 +8,8 @@ Rules this module keeps:
   observations or another import) refuses it: merging two memories is not something to guess.
 * The same import again (a replay, ``om replay --restart``) changes nothing: part 0 is recognised by
   its ``import_id`` and every message by its id, as for any repeated message.
-* Messages Mastra had observed are remembered as observed (a later copy is a counted duplicate) and
-  materialised for recall, never put in the window; the others enter the window as a message does
+* Messages Mastra had observed are remembered as observed (a later copy is a counted duplicate),
+  materialised for recall with an observation row (``MessagesObserved``), never put in the window; the others enter the window as a message does
   (``intake.take_message``). No cycle is planned here: the import issues no Observer or Reflector
   job, and the next message continues from Mastra's state (its persisted pending-token count sizes
   the next activation, as ``step_pending_tokens`` does for our own steps).
@@ -21,7 +21,8 @@ from processors.machine.generation import record_id
 from processors.machine.intake import Rejected, take_message
 from processors.machine.state import LATE_TOLERANCE_MS
 from processors.machine.step import Step
-from schemas.deltas import RecordSnapshot
+from processors.machine.observation_groups import message_range
+from schemas.deltas import MessagesObserved, RecordSnapshot
 from schemas.lifecycle import AppliedThrough
 from schemas.messages import ChatMessage
 from schemas.record_import import ImportedGeneration, ImportedRecord, RecordImport
@@ -35,8 +36,12 @@ def apply_import(step: Step, event: RecordImport) -> None:
     elif state.imported != event.import_id:
         raise Rejected("import_id", f"part {event.part} of import {event.import_id!r} arrived without its "
                                     "part 0 (the record); replay the store again")
-    for message in event.observed:
-        _take_observed(step, message)
+    observed = [m for m in event.observed if _take_observed(step, m)]
+    if observed:  # the reader's window is "messages without an observation row": these have one
+        step.deltas.append(MessagesObserved(
+            key=step.state.key, version=step.state.version, at=step.now, cycle_id=f"import-{event.import_id}",
+            generation=step.state.record.generation, message_ids=[m.id for m in observed],
+            range=message_range(observed) or ""))
     for message in event.unobserved:
         if take_message(step, message):
             step.inserted.append(message)
@@ -106,12 +111,13 @@ def _history_snapshot(step: Step, old: ImportedGeneration) -> None:
                                       unobserved_message_ids=[]))
 
 
-def _take_observed(step: Step, message: ChatMessage) -> None:
+def _take_observed(step: Step, message: ChatMessage) -> bool:
     state = step.state
     if message.id in state.observed or any(m.id == message.id for m in state.window):
         step.count(duplicate_messages=1)
-        return
+        return False
     cursor = state.record.last_observed_at
     if cursor is None or message.created_at > cursor - LATE_TOLERANCE_MS:
         step.update(observed={**state.observed, message.id: message.created_at})
     step.inserted.append(message)
+    return True

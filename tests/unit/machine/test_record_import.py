@@ -17,7 +17,7 @@ from processors.config import OMConfig
 from processors.context import build_context
 from processors.machine import decide
 from schemas.control import decode_control
-from schemas.deltas import MessageInserted, RecordSnapshot
+from schemas.deltas import MessageInserted, MessagesObserved, RecordSnapshot
 from schemas.jobs import ObserveJob
 from schemas.messages import ChatMessage, TextPart
 from streams.replay.mastra_om import ImportTally
@@ -76,6 +76,8 @@ def test_the_import_reproduces_mastras_record_and_issues_no_model_call(parts) ->
     assert snapshots[-1].unobserved_message_ids == [m.id for m in state.window]
     inserted = {d.message.id for d in deltas if isinstance(d, MessageInserted)}
     assert len(inserted) == 45  # every message reaches the messages table; 21 state signals skipped
+    (observed,) = [d for d in deltas if isinstance(d, MessagesObserved)]  # the reader's window excludes these
+    assert set(observed.message_ids) == inserted - {m.id for m in state.window} and len(observed.message_ids) == 42
 
 
 def test_the_context_after_the_import_is_what_mastra_showed_its_actor(parts) -> None:
