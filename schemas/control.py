@@ -7,7 +7,8 @@ of whoever decodes them.
 
 Mastra learns the same facts from its processor hooks (spec §4.3 turn lifecycle, §4.7 idle and
 provider-change activation, §2.1 ``updateRecordConfig``); here they are explicit events so that a
-replay of the log reproduces every decision.
+replay of the log reproduces every decision. ``record-import`` (:mod:`schemas.record_import`) brings a
+record over from Mastra's storage the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing_extensions import TypedDict
 
 from schemas.base import MAX_EPOCH_MS, VersionedModel
 from schemas.keys import LookupKey
+from schemas.record_import import RecordImport
 from schemas.tagged import decode_tagged, members_by_tag, tag_reader
 
 ModelId = Annotated[str, Field(pattern=r"^[^/\s]+/\S+$", description='"provider/modelId"')]
@@ -111,6 +113,7 @@ ControlEvent = Annotated[
         Annotated[ProviderChange, Tag("provider-change")],
         Annotated[ThreadDeleted, Tag("thread-deleted")],
         Annotated[ConfigOverride, Tag("config-override")],
+        Annotated[RecordImport, Tag("record-import")],
     ],
     Discriminator(tag_reader("kind")),
 ]

@@ -29,6 +29,7 @@ from processors.machine.lookup import lookup_key
 from processors.config import deep_merge
 from processors.machine.observation import apply_observation_result
 from processors.machine.planning import plan
+from processors.machine.record_import import apply_import
 from processors.machine.reflection import apply_reflection_result, maybe_reflect
 from processors.machine.state import KeyState
 from processors.machine.step import Step
@@ -39,6 +40,7 @@ from schemas.control import (
     ControlEvent,
     IdleTick,
     ProviderChange,
+    RecordImport,
     ThreadDeleted,
     TurnEnd,
     TurnStart,
@@ -78,7 +80,7 @@ def counter_for(config: OMConfig) -> TokenCounter:
 
 def event_key(event: Event, config: OMConfig) -> str:
     """The lookup key an event belongs to — the Kafka key the shell must produce it with."""
-    if isinstance(event, (ObserveResult, ReflectResult, IdleTick)):
+    if isinstance(event, (ObserveResult, ReflectResult, IdleTick, RecordImport)):
         return event.key
     return lookup_key(config.scope, event.thread_id, event.resource_id)
 
@@ -102,7 +104,7 @@ def new_state(key: str, event: ChatMessage | ControlEvent, config: OMConfig) -> 
 
 def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
     if state is None:
-        if not isinstance(event, (ChatMessage, TurnStart, TurnEnd, ProviderChange, ConfigOverride)):
+        if not isinstance(event, (ChatMessage, TurnStart, TurnEnd, ProviderChange, ConfigOverride, RecordImport)):
             return Decision(state=None)
         state = new_state(event_key(event, config), event, config)
         fresh = True
@@ -178,6 +180,8 @@ def _apply_control(step: Step, event: ControlEvent) -> None:
         merged = deep_merge(step.state.record.config_overrides, event.config)
         step.update_record(config_overrides=merged)
         plan(step)
+    elif isinstance(event, RecordImport):
+        apply_import(step, event)
 
 
 def _deleted(step: Step) -> KeyDeleted:

@@ -91,6 +91,7 @@ class KeyState(VersionedModel):
     )
     deferred_step: bool = Field(default=False, description="a step waits for an in-flight cycle's result")
     deleted: bool = False
+    imported: str | None = Field(default=None, description="import_id of the record-import that seeded the key")
     counters: Counters = Field(default_factory=Counters)
 
     def flight(self, kind: InFlightKind) -> InFlight | None:

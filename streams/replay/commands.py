@@ -59,16 +59,19 @@ def replay_command(
     restart: bool = typer.Option(False, help="ignore the checkpoint and send everything again (idempotent)"),
     limit: int = typer.Option(None, min=1, help="stop after this many messages; run again to resume"),
     checkpoint: Path = typer.Option(None, help="checkpoint file (default <OM_DATA_DIR>/replay/checkpoints.json)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="read and report what would be replayed; send nothing"),
+    messages_only: bool = typer.Option(False, "--messages-only",
+                                       help="Mastra stores: ignore OM records, replay messages to be observed afresh"),
 ) -> None:
     """Replay history into the messages topic, keeping ids, timestamps and per-thread order."""
     if fmt is not None and fmt not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
     settings = get_settings()
     console = Console()
-    options = ReplayOptions(rate=rate, batch=batch, restart=restart, stop_after=limit)
+    options = ReplayOptions(rate=rate, batch=batch, restart=restart, stop_after=limit, dry_run=dry_run)
     checkpoints = CheckpointFile(checkpoint or settings.data_dir / "replay" / "checkpoints.json")
     try:
-        summary = asyncio.run(_run(settings, source, fmt, options, checkpoints, console))
+        summary = asyncio.run(_run(settings, source, fmt, options, checkpoints, console, not messages_only))
     except ReplayInputError as error:
         _fail(console, str(error))
     except KafkaConnectionError:
@@ -76,25 +79,28 @@ def replay_command(
                        "or set OM_KAFKA_BOOTSTRAP")
     except KeyboardInterrupt:
         _fail(console, "interrupted; run the same command again to resume from the last acknowledged batch")
-    _print_summary(console, summary)
+    _print_summary(console, summary, dry_run)
 
 
 async def _run(settings: Settings, spec: str, fmt: str | None, options: ReplayOptions,
-               checkpoints: CheckpointFile, console: Console) -> ReplaySummary:
-    from streams.worker import ensure_topics  # imports Faust: only when a replay really runs
-
-    source = open_source(spec, fmt)  # type: ignore[arg-type]
+               checkpoints: CheckpointFile, console: Console, import_om: bool) -> ReplaySummary:
+    source = open_source(spec, fmt, import_om=import_om)  # type: ignore[arg-type]
     counter = get_counter(load_config(settings).token_counter)
-    await ensure_topics(settings)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    label = f"{'reading' if options.dry_run else 'replaying'} {source.identity.split(':', 1)[0]}"
+    if options.dry_run:
+        with Progress(*columns, console=console) as bar:
+            return await replay(source, None, checkpoints, counter, options, RichReplayProgress(bar, label))
+    from streams.worker import ensure_topics  # imports Faust: only when a replay really runs
+
+    await ensure_topics(settings)
     async with OMClient(settings) as client:
         with Progress(*columns, console=console) as bar:
-            return await replay(source, client, checkpoints, counter, options,
-                                RichReplayProgress(bar, f"replaying {source.identity.split(':', 1)[0]}"))
+            return await replay(source, client, checkpoints, counter, options, RichReplayProgress(bar, label))
 
 
-def _print_summary(console: Console, summary: ReplaySummary) -> None:
+def _print_summary(console: Console, summary: ReplaySummary, dry_run: bool = False) -> None:
     table = Table(title="replay summary", show_header=False)
     table.add_row("source", summary.source)
     table.add_row("threads", f"{len(summary.threads):,}")
@@ -103,9 +109,23 @@ def _print_summary(console: Console, summary: ReplaySummary) -> None:
     table.add_row("sent this run", f"{summary.sent:,}" + (f" (resumed after {summary.resumed_from:,})"
                                                           if summary.resumed_from else ""))
     table.add_row("time", f"{summary.seconds:.1f} s ({summary.rate:,.0f} msg/s)")
+    if summary.imports is not None:
+        tally = summary.imports
+        table.add_row("OM records" + ("" if dry_run else " imported"), f"{tally.records:,} ({tally.generations:,} generations, "
+                                             f"{summary.import_parts_sent:,} parts sent)")
+        table.add_row("  observations", f"{tally.observations:,} records with active observations")
+        table.add_row("  buffered", f"{tally.chunks:,} chunks, {tally.buffered_reflections:,} reflections")
+        table.add_row("  threads", f"{tally.titles:,} titles, {tally.hints:,} with continuation hints")
+        table.add_row("  working memory", f"{tally.working_memory:,} blocks")
+        table.add_row("  messages", f"{tally.observed_messages:,} already observed by Mastra, "
+                                    f"{tally.unobserved_messages:,} still unobserved")
+        for reason, count in sorted(tally.skipped.items()):
+            table.add_row("  skipped", f"{count:,} {reason}")
     console.print(table)
     if not summary.completed:
         console.print("[yellow]stopped before the end[/]: run the same command again to resume")
+    elif dry_run:
+        console.print("dry run: nothing was sent; run without --dry-run to replay")
     elif summary.sent == 0:
         console.print("already replayed and unchanged; --restart sends it again (the pipeline ignores repeats)")
 

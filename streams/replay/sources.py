@@ -48,17 +48,18 @@ class JsonlSource:
                     raise ReplayInputError(f"{self.path}:{number}: {error}") from error
 
 
-def open_source(spec: str, fmt: Format | None = None) -> ReplaySource:
-    """The source ``spec`` names; ``fmt`` overrides detection."""
+def open_source(spec: str, fmt: Format | None = None, *, import_om: bool = True) -> ReplaySource:
+    """The source ``spec`` names; ``fmt`` overrides detection; ``import_om=False`` replays a Mastra
+    store's messages only (the pipeline then observes them from scratch)."""
     kind = fmt or detect_format(spec)
     if kind == "mastra-postgres":
-        return MastraPostgresSource(spec)
+        return MastraPostgresSource(spec, import_om=import_om)
     path = Path(spec.removeprefix("file:"))
     if not path.is_file():
         raise ReplayInputError(f"{path} is not a file; give a JSONL/JSON file, a Mastra SQLite file or a "
                                "postgresql:// DSN")
     if kind == "mastra-sqlite":
-        return MastraSQLiteSource(path)
+        return MastraSQLiteSource(path, import_om=import_om)
     if kind == "locomo":
         return LoCoMoSource(path)
     return JsonlSource(path)

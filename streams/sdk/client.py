@@ -23,6 +23,7 @@ from processors.machine import lookup_key
 from processors.recall.request import RecallRequest
 from schemas.control import ConfigOverride, ControlEvent, ThreadDeleted, TurnEnd, TurnStart
 from schemas.messages import ChatMessage
+from schemas.record_import import RecordImport
 from streams.reader.models import ContextResponse, StatusResponse
 from streams.sdk.events import EventStream, Since
 from streams.sdk.own_writes import OwnWrites
@@ -103,6 +104,13 @@ class OMClient:
         producer = await self._started()
         key = self.key_for(event.thread_id, event.resource_id)  # type: ignore[union-attr]
         await (await producer.send(self.topics.control, event.to_bytes(), key=key.encode()))
+
+    async def send_imports(self, parts: Iterable[RecordImport]) -> None:
+        """Produce ``record-import`` parts on the control topic, keyed by their lookup key, in order,
+        and wait until all are acknowledged (``om replay`` of a Mastra store with OM records)."""
+        producer = await self._started()
+        pending = [await producer.send(self.topics.control, part.to_bytes(), key=part.key.encode()) for part in parts]
+        await asyncio.gather(*pending)
 
     # -- events and reads ----------------------------------------------------------------------
     def events(self, types: Iterable[str] | None = None, *, thread_id: str | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 import uuid
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.integration
 
 CONFIG = {"observation": {"messageTokens": 300, "bufferTokens": False}}
 TOKEN = "sdk-test-token"
-RESOURCES = ["sdk-user", "locomo-talk", "mastra-user0", "mastra-user1", "resume-user0", "resume-user1"]
+RESOURCES = ["sdk-user", "locomo-talk", "mastra-user0", "mastra-user1", "resume-user0", "resume-user1", "fixture-user"]
 DEADLINE_S = 60.0
 
 
@@ -256,3 +257,32 @@ async def test_cli_send_then_context_status_and_recall(settings: Settings) -> No
     code, out, err = await om_cli(settings, "status", thread, "-r", "sdk-user", "--token", "wrong",
                                   "--url", f"http://127.0.0.1:{settings.reader_port}")
     assert code == 1 and "401" in err and "OM_READER_TOKENS" in err
+
+
+OM_FIXTURES = Path(__file__).parents[1] / "fixtures" / "mastra_store"
+_DATE_LINE = re.compile(r"^(Date: \w+ \d+, \d{4}) \([^)]*\)$", re.MULTILINE)
+
+
+def _without_relative_dates(text: str) -> str:
+    """Mastra rendered 'today' on its virtual clock; the reader renders the real now."""
+    return _DATE_LINE.sub(r"\1", text)
+
+
+async def test_a_mastra_store_with_om_imports_its_memory_and_the_context_is_mastras(
+        client: OMClient, tmp_path: Path) -> None:
+    expected = orjson.loads((OM_FIXTURES / "mastra-1.31.expected.json").read_bytes())
+    source = MastraSQLiteSource(OM_FIXTURES / "mastra-1.31.db")
+    await ensure_topics(client.settings)
+    async with client.events(["observation-start", "buffering-start"], thread_id=expected["threadId"]) as work:
+        summary = await replay_store(source, client, CheckpointFile(tmp_path / "cp.json"))
+        assert summary.import_parts_sent == 1 and summary.imports is not None
+        context = await client.context(expected["threadId"], expected["resourceId"],
+                                       wait_for_message_id="c4a08f8e-a398-4bb4-afab-d0d57e1c7ece", timeout=30)
+        mastra = expected["actorSystemPrompt"]
+        ours = "\n".join(s for s in context.system[1:] if not s.startswith("<working-memory>"))
+        assert _without_relative_dates(ours) == _without_relative_dates(mastra[mastra.index("<observations>"):])
+        assert ["".join(getattr(p, "text", "") for p in m.parts) for m in context.messages] == [
+            m["text"] for m in expected["actorConversation"]
+            if not m["text"].startswith(("<system-reminder>", "<working-memory", "Turn 0 from the user"))]
+        with pytest.raises(asyncio.TimeoutError):  # the import issued no Observer call (bounded check)
+            await asyncio.wait_for(anext(aiter(work)), 3.0)

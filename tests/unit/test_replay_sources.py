@@ -12,6 +12,7 @@ from processors.tokens import get_counter
 from schemas.messages import ChatMessage, DataPart, FilePart, ReasoningPart, StepStartPart, TextPart, ToolInvocationPart
 from streams.replay.checkpoint import CheckpointFile, Progress
 from streams.replay.locomo import LoCoMoSource, session_start_ms
+from streams.replay.mastra_om import ImportTally
 from streams.replay.mastra_sources import MastraSQLiteSource
 from streams.replay.runner import ReplayOptions, batch_size, pacing_delay, replay
 from streams.replay.source import ReplayInputError
@@ -236,3 +237,44 @@ async def test_interrupted_replay_resumes_after_the_last_acknowledged_batch(tmp_
     assert (third.sent, third.completed) == (0, True) and len(sender.sent) == 21
     again = await replay(source, sender, checkpoints, counter, ReplayOptions(batch=4, restart=True))  # type: ignore[arg-type]
     assert again.sent == 21 and sender.sent[21:] == all_ids
+
+
+# -- Mastra OM records (issue 22) -----------------------------------------------------------------
+
+OM_STORE = Path(__file__).parents[1] / "fixtures" / "mastra_store" / "mastra-1.31.db"
+
+
+def test_libsql_jsonb_thread_metadata_decodes_to_mastras_om_metadata() -> None:
+    from streams.replay.sqlite_jsonb import JsonbError, decode_jsonb
+
+    blob = sqlite3.connect(OM_STORE).execute("SELECT metadata FROM mastra_threads").fetchone()[0]
+    assert isinstance(blob, bytes)  # LibSQL wrote jsonb(?), which older SQLites cannot read as JSON
+    metadata = decode_jsonb(blob)
+    assert metadata["workingMemory"].startswith("# User\n- Name: Ada")
+    assert metadata["mastra"]["om"]["currentTask"].startswith("Helping the user plan")
+    assert decode_jsonb(bytes([0x3B, 0x13, ord("7"), 0x01])) == [7, True]  # array of INT "7" and TRUE
+    with pytest.raises(JsonbError):
+        decode_jsonb(bytes([0x2B, 0x13]))  # an array claiming two payload bytes, holding one
+
+
+def test_an_om_table_without_a_required_column_is_refused_naming_it(tmp_path: Path) -> None:
+    copy = tmp_path / "old.db"
+    copy.write_bytes(OM_STORE.read_bytes())
+    with sqlite3.connect(copy) as db:
+        db.execute('ALTER TABLE mastra_observational_memory DROP COLUMN "generationCount"')
+    with pytest.raises(ReplayInputError, match="no column 'generationCount'.*@mastra/core 1.71.0"):
+        list(MastraSQLiteSource(copy).imports(ImportTally()))
+    assert MastraSQLiteSource(copy, import_om=False).count() == 66  # --messages-only still works
+
+
+async def test_dry_run_reports_the_import_per_kind_and_sends_nothing(tmp_path: Path) -> None:
+    checkpoints = CheckpointFile(tmp_path / "cp.json")
+    summary = await replay(MastraSQLiteSource(OM_STORE), None, checkpoints, get_counter(), ReplayOptions(dry_run=True))
+    tally = summary.imports
+    assert tally is not None and summary.sent == 0 and summary.completed
+    assert (tally.records, tally.generations, tally.chunks, tally.buffered_reflections) == (1, 2, 1, 1)
+    assert (tally.titles, tally.hints, tally.working_memory) == (1, 1, 1)
+    assert (tally.observed_messages, tally.unobserved_messages, summary.total) == (42, 3, 45)
+    assert dict(tally.skipped) == {
+        "working-memory state signals (Mastra bookkeeping; the working memory is imported)": 21}
+    assert not (tmp_path / "cp.json").exists()
