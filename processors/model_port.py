@@ -16,8 +16,6 @@ from schemas.jobs import Usage
 Role = Literal["observer", "reflector", "extractor"]
 
 
-
-
 @dataclass(frozen=True)
 class ModelCall:
     """One request to a model. ``model`` is a Mastra-style ``provider/model`` string.
@@ -42,6 +40,7 @@ class ModelReply:
     usage: Usage = field(default_factory=Usage)
     attempts: int = 1
     model: str = ""
+    finish_reason: str | None = None  # "length": the output cap cut the answer off (the client retries)
 
 
 class ModelCallError(Exception):

@@ -47,7 +47,6 @@ from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
-from streams.llm.retry import RetryPolicy
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
 from streams.topics import Topics
@@ -104,9 +103,8 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         if embedded.is_embedded(settings):
             embedded.install(app, settings, config)
     if role in ("all", "llm"):
-        retry = RetryPolicy(max_retries=settings.llm_max_retries, base_delay=settings.llm_retry_base_ms / 1000,
-                            max_delay=settings.llm_retry_max_ms / 1000)
-        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient(retry), fence)
+        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient.from_settings(settings, config),
+                            fence)
     return app
 
 

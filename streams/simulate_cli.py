@@ -51,9 +51,10 @@ def model_responder(config: OMConfig, llm: ModelClient | None = None) -> Iterato
     configured model, or ``llm``, e.g. a :class:`CassetteModel`)."""
     from streams.llm.client import LiteLLMClient
     from streams.llm.jobs import run_job
+    from streams.settings import get_settings
 
     loop = asyncio.new_event_loop()
-    llm, counter = llm or LiteLLMClient(), counter_for(config)
+    llm, counter = llm or LiteLLMClient.from_settings(get_settings(), config), counter_for(config)
 
     def respond(job: ObserveJob | ReflectJob) -> ObserveResult | ReflectResult:
         result = loop.run_until_complete(run_job(job, config, llm, counter))
