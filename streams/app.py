@@ -232,5 +232,8 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
             result = await run_job(job, config, llm, counter, hooks)
             log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
                                            "input_tokens": result.usage.input_tokens,
-                                           "output_tokens": result.usage.output_tokens})
+                                           "output_tokens": result.usage.output_tokens,
+                                           "attempts": result.attempts,
+                                           # the kinds only: a warning's example quotes the answer
+                                           "warnings": [w.split(", e.g.")[0] for w in result.warnings or []]})
             await deliver(stream, event, topics.results, result.to_bytes())
