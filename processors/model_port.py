@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 from schemas.jobs import Usage
 
-Role = Literal["observer", "reflector", "extractor"]
+Role = Literal["observer", "reflector", "extractor", "reader", "judge"]  # reader/judge: om eval only
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from typing import Any, Mapping
 
 from processors.config import OMConfig
 
-DEFAULT_TIMEOUTS: Mapping[str, float] = {"observer": 300.0, "reflector": 600.0, "extractor": 120.0}
+DEFAULT_TIMEOUTS: Mapping[str, float] = {"observer": 300.0, "reflector": 600.0, "extractor": 120.0,
+                                         "reader": 120.0, "judge": 60.0}
 DEFAULT_OUTPUT_TOKENS = 8192
 
 

@@ -1,4 +1,5 @@
-"""The ``om-deterministic`` litellm provider: models ``observer`` and ``reflector``.
+"""The ``om-deterministic`` litellm provider: models ``observer`` and ``reflector`` (and ``reader``,
+``judge`` for ``om eval``).
 
 Register once per process with :func:`register`; afterwards
 ``litellm.acompletion(model="om-deterministic/observer", ...)`` answers from
@@ -17,6 +18,7 @@ from litellm.types.utils import ModelResponse
 
 from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, MALFORMED_TEXT, FaultCounter, FaultPlan, parse_model
 from streams.llm.deterministic.observe import observe
+from streams.llm.deterministic.read import judge, read
 from streams.llm.deterministic.reflect import reflect
 from streams.llm.deterministic.structured import fill_schema
 
@@ -66,6 +68,10 @@ def answer(role: str, messages: list[dict[str, Any]], response_format: dict[str,
     users = [_text(m) for m in messages if m.get("role") == "user"]
     if role == "reflector":
         return reflect(users[-1] if users else "", system)
+    if role == "reader":
+        return read([_text(m) for m in messages])
+    if role == "judge":
+        return judge(users[-1] if users else "")
     task, history = (users[0], users[-1]) if len(users) > 1 else ("", users[-1] if users else "")
     return observe(system, task, history)
 
