@@ -13,9 +13,7 @@ from typing import Any, Literal, Protocol
 
 from schemas.jobs import Usage
 
-Role = Literal["observer", "reflector", "extractor"]
-
-
+Role = Literal["observer", "reflector", "extractor", "reader", "judge"]  # reader/judge: om eval only
 
 
 @dataclass(frozen=True)
@@ -42,6 +40,7 @@ class ModelReply:
     usage: Usage = field(default_factory=Usage)
     attempts: int = 1
     model: str = ""
+    finish_reason: str | None = None  # "length": the output cap cut the answer off (the client retries)
 
 
 class ModelCallError(Exception):

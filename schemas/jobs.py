@@ -104,6 +104,8 @@ class ResultHeader(VersionedModel):
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 1
+    warnings: list[str] | None = Field(default=None, description="what the parser had to repair or "
+                                       "found missing in the model's answer (issue 24); None = none")
 
 
 class ObserveResult(ResultHeader):

@@ -16,6 +16,8 @@ Differences from Mastra's part data, all deliberate:
 * ``status`` adds ``applied_through`` so a reader can wait until the record has folded a message it
   just wrote (read-your-writes); ``observation-end``, ``buffering-end`` and ``activation`` add the
   ids of the messages they cover, which is how "nothing is lost" is checked end to end.
+* ``observation-end`` and ``buffering-end`` add the parser's ``warnings`` about the model's answer
+  (a repaired block, missing markers), so a weak model's trouble shows where its output does.
 * A synchronous reflection's ``observation-start`` and ``observation-end`` carry the trigger fields
   Mastra puts on ``activation`` only: an idle or provider-change trigger may reflect below the
   threshold, and the events should say so.
@@ -104,8 +106,12 @@ class Trigger(WireModel):
 
 
 class Extraction(WireModel):
+    """What came out of the answer besides the observations, and what the parser had to say about
+    it (``warnings``: an unclosed block, missing markers; ours, not Mastra's; None = nothing)."""
+
     extracted_values: dict[str, Any] | None = None
     extraction_failures: list[ExtractionFailure] | None = None
+    warnings: list[str] | None = None
 
 
 # --- data-om-status -------------------------------------------------------------------------

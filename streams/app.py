@@ -49,9 +49,9 @@ from streams import embedded, state_codec
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
+from streams.call_shutdown import CallShutdown
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
-from streams.llm.retry import RetryPolicy
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
@@ -106,7 +106,9 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
 
     out = {name: topic(name) for name in topics.all()}  # declared so Faust creates them alike
     fence = asyncio.Lock()
-    _install_commit_fence(app, settings, fence)
+    shutdown = CallShutdown()
+    app.om_call_shutdown = shutdown  # type: ignore[attr-defined]  # the worker calls begin() on SIGTERM
+    _install_commit_fence(app, settings, fence, shutdown)
     if role in ("all", "processor"):
         guard = StallGuard(app, settings)
         guard.install()
@@ -114,19 +116,19 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         if embedded.is_embedded(settings):
             embedded.install(app, settings, config)
     if role in ("all", "llm"):
-        retry = RetryPolicy(max_retries=settings.llm_max_retries, base_delay=settings.llm_retry_base_ms / 1000,
-                            max_delay=settings.llm_retry_max_ms / 1000)
-        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient(retry), fence)
+        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient.from_settings(settings, config),
+                            fence, shutdown)
     return app
 
 
-def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock) -> None:
+def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock, shutdown: CallShutdown) -> None:
     """Every commit waits for the fence — ours on a timer, and Faust's own: during a rebalance its
     ``wait_empty`` commits while agents still work, which without the fence could commit half a
     processor batch, or an LLM result whose job is not yet acked (the new owner re-runs the job).
 
     The consumer is wrapped at the first assignment: only then is it the worker's transactional
-    consumer, and nothing is in flight before it."""
+    consumer, and nothing is in flight before it. Once a stop abandoned model calls, nothing
+    commits any more (streams/call_shutdown.py)."""
 
     @app.on_partitions_assigned.connect
     async def fence_every_commit(app: faust.App, assigned: set, **_: Any) -> None:
@@ -137,7 +139,7 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
 
         async def fenced_commit(*args: Any, **kwargs: Any) -> bool:
             async with fence:
-                if settings.stall_commits:
+                if settings.stall_commits or not shutdown.commits_allowed:
                     return False
                 return await unfenced(*args, **kwargs)
 
@@ -233,10 +235,12 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
 
 
 def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
-                        out: dict[str, faust.TopicT], llm: Any, fence: asyncio.Lock) -> None:
+                        out: dict[str, faust.TopicT], llm: Any, fence: asyncio.Lock,
+                        shutdown: CallShutdown) -> None:
     """The model call runs outside the fence (it may take minutes); its result and the job's ack go
     inside it, so no commit can take the result without the job's offset — else a crash between the
-    two re-runs a job whose result was already delivered."""
+    two re-runs a job whose result was already delivered. A call the stop signal abandons is acked
+    with no result, under commits that are off for good: its job is re-run after the restart."""
     counter = counter_for(config)
     hooks = load_hooks(settings)  # at start: a bad import path fails the worker, not a cycle
     log.info("om.hooks.loaded", extra={slot: [h.path for h in named] for slot, named in hooks.slots.items()})
@@ -262,10 +266,16 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                     stage="decode", failed_at=int(time.time() * 1000))
                 await deliver(stream, event, topics.dlq, letter.to_bytes())
                 continue
-            result = await run_job(job, config, llm, counter, hooks)
+            result = await shutdown.run(run_job(job, config, llm, counter, hooks))
+            if result is None:
+                await stream.ack(event)  # local only: commits are off, the restart re-runs the job
+                continue
             log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
                                            "input_tokens": result.usage.input_tokens,
-                                           "output_tokens": result.usage.output_tokens})
+                                           "output_tokens": result.usage.output_tokens,
+                                           "attempts": result.attempts,
+                                           # the kinds only: a warning's example quotes the answer
+                                           "warnings": [w.split(", e.g.")[0] for w in result.warnings or []]})
             await deliver(stream, event, topics.results, result.to_bytes())
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from streams.eval.command import eval_command
 from streams.reader.commands import reader_app
 from streams.replay.commands import replay_command
 from streams.sdk.commands import context, override, recall, send, status
@@ -29,6 +30,7 @@ app.command()(status)
 app.command()(recall)
 app.command("replay")(replay_command)
 app.command("simulate")(simulate_command)
+app.command("eval")(eval_command)
 
 
 @app.command()

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +28,16 @@ class Settings(BaseSettings):
     clickhouse_dsn: str = Field(default="", description="chdb:///<dir> or http(s)://...; empty = embedded")
     topic_prefix: str = "om"
     model: str = Field(default="om-deterministic/observer", description="litellm provider/model string")
+    model_api_base: str = Field(default="", description="base URL of an OpenAI-compatible server (llama.cpp, "
+                                "vLLM, Ollama, LM Studio) or a provider proxy; empty = the provider's own")
+    model_api_key: SecretStr = Field(default=SecretStr(""), description="the model's API key; empty = the "
+                                     "provider's own variable (OPENAI_API_KEY, …); never logged")
+    observer_timeout_s: float = Field(default=300.0, gt=0, description="one Observer request, per attempt")
+    reflector_timeout_s: float = Field(default=600.0, gt=0, description="one Reflector request, per attempt "
+                                       "(it rewrites the whole log)")
+    extractor_timeout_s: float = Field(default=120.0, gt=0, description="one structured-extraction request")
+    default_output_tokens: int = Field(default=8192, ge=1, description="output cap of a model litellm does "
+                                       "not know (a local server's) when the config sets none")
     log_level: str = "INFO"
     test_backend: Literal["auto", "docker", "local"] = "auto"
     web_port: int = 6066

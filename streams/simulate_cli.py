@@ -46,14 +46,18 @@ def read_events(path: Path) -> list[Any]:
 
 
 @contextmanager
-def model_responder(config: OMConfig, llm: ModelClient | None = None) -> Iterator[Responder]:
+def model_responder(config: OMConfig, llm: ModelClient | None = None,
+                    loop: asyncio.AbstractEventLoop | None = None) -> Iterator[Responder]:
     """Answers through the workers' job runner on a private event loop, closed afterwards (with the
-    configured model, or ``llm``, e.g. a :class:`CassetteModel`)."""
+    configured model, or ``llm``, e.g. a :class:`CassetteModel`). A caller making model calls of its
+    own passes its ``loop`` (litellm's background logging must stay on one loop); it stays open."""
     from streams.llm.client import LiteLLMClient
     from streams.llm.jobs import run_job
+    from streams.settings import get_settings
 
-    loop = asyncio.new_event_loop()
-    llm, counter = llm or LiteLLMClient(), counter_for(config)
+    owned = loop is None
+    loop = loop or asyncio.new_event_loop()
+    llm, counter = llm or LiteLLMClient.from_settings(get_settings(), config), counter_for(config)
 
     def respond(job: ObserveJob | ReflectJob) -> ObserveResult | ReflectResult:
         result = loop.run_until_complete(run_job(job, config, llm, counter))
@@ -62,8 +66,9 @@ def model_responder(config: OMConfig, llm: ModelClient | None = None) -> Iterato
     try:
         yield respond
     finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
+        if owned:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
 
 
 def _event_times(job: ObserveJob | ReflectJob) -> dict[str, int]:

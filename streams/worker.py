@@ -1,13 +1,15 @@
 """``om run``: start a worker — the OM processor, the LLM workers, or both — until interrupted.
 
 Faust's Worker owns the event loop and the signals: SIGINT/SIGTERM stop the agents, let the open
-transaction finish or abort, and leave the consumer group cleanly.
+transaction finish or abort, and leave the consumer group cleanly. Model calls still in flight are
+abandoned first (streams/call_shutdown.py), so the stop takes seconds, not the length of a call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import faust
 from aiokafka.errors import KafkaError
@@ -47,11 +49,19 @@ async def prepare_broker(settings: Settings) -> None:
                                             "kafka-transactions.sh find-hanging and abort them"})
 
 
+class _Worker(faust.Worker):
+    def _schedule_shutdown(self, signal: Any) -> None:
+        shutdown = getattr(self.app, "om_call_shutdown", None)
+        if shutdown is not None:
+            shutdown.begin()
+        super()._schedule_shutdown(signal)
+
+
 def run_worker(role: Role = "all") -> None:
     settings, config = configured(models=role != "processor")  # or exit with one line
     logs.configure(settings.log_level)
     asyncio.run(prepare_broker(settings))
     app = build_app(settings, config, role)
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
-    worker = faust.Worker(app, loglevel=settings.log_level, override_logging=False)
+    worker = _Worker(app, loglevel=settings.log_level, override_logging=False)
     worker.execute_from_commandline()

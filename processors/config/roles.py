@@ -53,9 +53,7 @@ def with_role_defaults(
         configured is None or configured == "default" or isinstance(configured, ModelByInputTokens)
     )
     fill_max_output = settings.max_output_tokens is None and om_picked_model
-    return ModelSettings(
-        temperature=temperature if fill_temperature else settings.temperature,
-        max_output_tokens=DEFAULT_MAX_OUTPUT_TOKENS
-        if fill_max_output
-        else settings.max_output_tokens,
-    )
+    return settings.model_copy(update={
+        "temperature": temperature if fill_temperature else settings.temperature,
+        "max_output_tokens": DEFAULT_MAX_OUTPUT_TOKENS if fill_max_output else settings.max_output_tokens,
+    })

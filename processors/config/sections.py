@@ -24,10 +24,19 @@ IdleSetting = int | Literal["auto", False] | None
 
 
 class ModelSettings(ConfigModel):
-    """Sampling settings for one role; ``None`` = let the provider decide."""
+    """Sampling settings for one role; ``None`` = let the provider decide.
+
+    ``api_base``/``api_key_env`` are ours: where this role's model is served (the worker resolves
+    them, see streams/llm/endpoints.py); the core never reads them."""
 
     temperature: Number | None = None
     max_output_tokens: Count | None = Field(default=None, gt=0)
+    api_base: str | None = Field(default=None, min_length=1, description=(
+        "not a Mastra option: base URL of an OpenAI-compatible server for this role; "
+        "None = OM_MODEL_API_BASE"))
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description=(
+        "not a Mastra option: the environment variable holding this role's API key (the key itself "
+        "never goes into a config file); None = OM_MODEL_API_KEY"))
 
 
 class ContinuationHints(ConfigModel):

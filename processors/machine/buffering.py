@@ -124,5 +124,5 @@ def apply_buffer_result(step: Step, flight: InFlight, result: ObserveResult) -> 
          tokens_buffered=flight.tokens,
          buffered_tokens=sum(c.token_count for c in step.state.record.buffered_chunks),
          observations=result.observations, extracted_values=result.extracted_values,
-         extraction_failures=result.extraction_failures,
+         extraction_failures=result.extraction_failures, warnings=result.warnings,
          message_ids=list(chunk.message_ids), range=message_range(covered))

@@ -118,6 +118,6 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
          observation_tokens=step.counter.count_observations(result.observations),
          observations=result.observations, current_task=result.current_task,
          suggested_response=result.suggested_response, extracted_values=result.extracted_values,
-         extraction_failures=result.extraction_failures,
+         extraction_failures=result.extraction_failures, warnings=result.warnings,
          message_ids=[m.id for m in removed], range=covered_range)
     return True

@@ -164,7 +164,7 @@ def apply_reflection_result(step: Step, flight: InFlight, result: ReflectResult)
     emit(step, ObservationEnd, cycle_id=flight.cycle_id, operation_type="reflection",
          completed_at=result.completed_at, duration_ms=duration(result), tokens_observed=before,
          observation_tokens=after, observations=step.state.record.active_observations,
-         **_trigger_fields(flight.trigger))
+         warnings=result.warnings, **_trigger_fields(flight.trigger))
 
 
 
@@ -179,4 +179,5 @@ def _store_buffered(step: Step, flight: InFlight, result: ReflectResult) -> None
     )
     emit(step, BufferingEnd, cycle_id=flight.cycle_id, operation_type="reflection",
          completed_at=result.completed_at, duration_ms=duration(result),
-         tokens_buffered=flight.tokens, buffered_tokens=tokens, observations=result.observations)
+         tokens_buffered=flight.tokens, buffered_tokens=tokens, observations=result.observations,
+         warnings=result.warnings)

@@ -3,9 +3,17 @@
 Over-long lines are cut *before* detection, so one huge line is a truncation, not a failure; and
 short lines (e.g. ``* -> pnpm build → ok`` repeated by a faithful tool log) are left out of the
 window sampler, so honest repetition is not mistaken for a loop.
+
+Both checks compare lines after masking what a stuck small model varies while it loops (issue 24:
+the same two sentences 28 times, each with the next minute's time): times and dates, priority
+markers, case and spacing — lines differing only there count as repeats, at the spec's ratio. With
+every number masked too, lines must be nearly all repeats (``_NUMBERS_REPEAT_RATIO``): an honest log
+of a recurring task ("spent 20 euros", "spent 30 euros") differs only by its numbers as well.
 """
 
 from __future__ import annotations
+
+import re
 
 MAX_LINE_CHARS = 10_000
 TRUNCATION_SUFFIX = " … [truncated]"
@@ -16,6 +24,15 @@ _WINDOW_REPEAT_RATIO = 0.4
 _MEANINGFUL_LINE = 24
 _MIN_MEANINGFUL_LINES = 20
 _LINE_REPEAT_RATIO = 0.5
+_NUMBERS_REPEAT_RATIO = 0.8
+_TIMES = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?z?)?"  # ISO dates and timestamps
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?"  # 10:02, 10:02:33, 9:15 pm
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:, \d{4})?"  # Mar 3, 2024
+)
+_NUMBERS = re.compile(r"\d+")
+_MARKERS = re.compile("[\U0001F534\U0001F7E1\U0001F7E2\u2705]")
+_SPACES = re.compile(r"\s+")
 
 
 def truncate_long_lines(text: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -29,12 +46,23 @@ def is_degenerate(text: str) -> bool:
     if len(text) < _MIN_TEXT_CHARS:
         return False
     lines = [line.strip() for line in text.split("\n")]
-    meaningful = [line for line in lines if len(line) >= _MEANINGFUL_LINE]
+    meaningful = [loop_key(line) for line in lines if len(line) >= _MEANINGFUL_LINE]
     if len(meaningful) >= _MIN_MEANINGFUL_LINES:
-        repeats = len(meaningful) - len(set(meaningful))
-        if repeats / len(meaningful) > _LINE_REPEAT_RATIO:
+        if _repeat_share(meaningful) > _LINE_REPEAT_RATIO:
+            return True
+        if _repeat_share([_NUMBERS.sub("#", line) for line in meaningful]) > _NUMBERS_REPEAT_RATIO:
             return True
     return _windows_repeat("\n".join(meaningful))
+
+
+def _repeat_share(lines: list[str]) -> float:
+    return (len(lines) - len(set(lines))) / len(lines)
+
+
+def loop_key(line: str) -> str:
+    """The line as a loop sees it: times and dates masked, markers dropped, case and spacing folded."""
+    masked = _TIMES.sub("#", _MARKERS.sub("", line.strip().lower()))
+    return _SPACES.sub(" ", masked).strip()
 
 
 def _windows_repeat(text: str) -> bool:

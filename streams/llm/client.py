@@ -1,23 +1,39 @@
 """The litellm-backed :class:`~processors.model_port.ModelClient` the workers use.
 
 It maps Mastra model names, applies the role's default temperature (when the model takes one),
-caps the output budget at what the model can produce, retries transient errors, and reports
-usage and attempts on every reply. The deterministic provider is registered on first use of an
-``om-deterministic/…`` model.
+sets the output cap (the call's, else the model's known limit, else ``default_output_tokens``),
+sends each role to its endpoint (streams/llm/endpoints.py) with its timeout, and reports usage,
+attempts and the finish reason on every reply. The deterministic provider is registered on first
+use of an ``om-deterministic/…`` model.
+
+Rules this file keeps (issue 24):
+
+* One retry layer, the project's (``retry.py``): litellm's and the OpenAI client's own retries are
+  off (``num_retries=0``, ``max_retries=0``), so a timeout costs one request, not three.
+* Each attempt is bounded by the role's timeout here too, whatever the provider does with it.
+* An answer cut off by the output cap (``finish_reason == "length"``) is asked again once with the
+  cap doubled (up to the model's limit); cut off again, or no room to raise it, the call fails —
+  a truncated answer is never returned as complete.
+* Every call logs its start, each retry, and its end or failure: model, role, tokens, latency —
+  never prompt or answer text, never the key. litellm prints nothing to stdout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
-from typing import Any, Awaitable, Callable
+import time
+from dataclasses import replace
+from typing import Any, Awaitable, Callable, Mapping
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm  # noqa: E402  (the environment variable must be set before this import)
 
 from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
+from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
 from streams.llm.models import (  # noqa: E402
     ROLE_TEMPERATURE,
     max_output_cap,
@@ -28,11 +44,14 @@ from streams.llm.models import (  # noqa: E402
 )
 from streams.llm.retry import RetryError, RetryPolicy, with_retry  # noqa: E402
 
+litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
+litellm.set_verbose = False
 Completion = Callable[..., Awaitable[Any]]
+log = logging.getLogger("streams.llm.calls")
 
 
 class LiteLLMClient:
-    """``extra`` goes to every ``litellm.acompletion`` call (``api_base``, ``mock_response``, …)."""
+    """``extra`` goes to every ``litellm.acompletion`` call (``mock_response``, …)."""
 
     def __init__(
         self,
@@ -41,29 +60,52 @@ class LiteLLMClient:
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
         rng: random.Random | None = None,
         completion: Completion | None = None,
-        timeout: float | None = 600.0,
+        timeouts: Mapping[str, float] | None = None,
+        endpoints: Endpoints | None = None,
+        default_output_tokens: int = DEFAULT_OUTPUT_TOKENS,
         extra: dict[str, Any] | None = None,
     ) -> None:
         self.retry = retry
         self._sleep = sleep
         self._rng = rng
         self._completion = completion or litellm.acompletion
-        self._timeout = timeout
+        self.timeouts = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
+        self.endpoints = endpoints or Endpoints()
+        self.default_output_tokens = default_output_tokens
         self._extra = dict(extra or {})
+
+    @classmethod
+    def from_settings(cls, settings: Any, config: Any = None, **kwargs: Any) -> LiteLLMClient:
+        """The worker's client: retries, timeouts, endpoints and output cap from ``Settings``."""
+        from streams.llm.endpoints import endpoints_for
+
+        retry = RetryPolicy(max_retries=settings.llm_max_retries, base_delay=settings.llm_retry_base_ms / 1000,
+                            max_delay=settings.llm_retry_max_ms / 1000)
+        return cls(
+            retry,
+            timeouts={"observer": settings.observer_timeout_s, "reflector": settings.reflector_timeout_s,
+                      "extractor": settings.extractor_timeout_s},
+            endpoints=endpoints_for(settings.model_api_base, settings.model_api_key.get_secret_value(), config),
+            default_output_tokens=settings.default_output_tokens,
+            **kwargs,
+        )
 
     async def complete(self, call: ModelCall) -> ModelReply:
         kwargs = self.request_kwargs(call)
-        try:
-            response, attempts = await with_retry(
-                lambda: self._completion(**kwargs), self.retry, self._sleep, self._rng
-            )
-        except RetryError as exc:
-            raise ModelCallError(
-                f"{call.role} call to {kwargs['model']} failed after {exc.attempts} attempt(s): {exc}",
-                transient=exc.transient,
-                attempts=exc.attempts,
-            ) from exc.last
-        return ModelReply(text=_content(response), usage=_usage(response), attempts=attempts, model=kwargs["model"])
+        reply = await self._send(call, kwargs)
+        if reply.finish_reason != "length":
+            return reply
+        cap = kwargs.get("max_tokens")
+        raised = self._raised_cap(kwargs["model"], cap)
+        if raised is None:
+            raise self._cut_off(call, kwargs, reply)
+        log.warning("om.llm.call.truncated", extra=_fields(call, kwargs, max_tokens=cap, raised_to=raised,
+                                                             output_tokens=reply.usage.output_tokens))
+        again = await self._send(call, {**kwargs, "max_tokens": raised})
+        total = replace(again, usage=reply.usage + again.usage, attempts=reply.attempts + again.attempts)
+        if again.finish_reason == "length":
+            raise self._cut_off(call, {**kwargs, "max_tokens": raised}, total)
+        return total
 
     def request_kwargs(self, call: ModelCall) -> dict[str, Any]:
         """Everything passed to ``litellm.acompletion`` for ``call`` (exposed for tests and logs)."""
@@ -72,15 +114,19 @@ class LiteLLMClient:
             from streams.llm.deterministic.provider import register
 
             register()
-        kwargs: dict[str, Any] = {"model": model, "messages": call.messages, "drop_params": True, **self._extra}
-        if self._timeout is not None:
-            kwargs.setdefault("timeout", self._timeout)
+        kwargs: dict[str, Any] = {
+            "model": model, "messages": call.messages, "drop_params": True, "num_retries": 0, "max_retries": 0,
+            **self.endpoints.for_call(call.role, call.model).kwargs(), **self._extra,
+        }
+        kwargs.setdefault("timeout", self.timeouts.get(call.role, DEFAULT_TIMEOUTS["observer"]))
         temperature = call.temperature if call.temperature is not None else ROLE_TEMPERATURE.get(call.role)
         if temperature is not None and supports_temperature(model):
             kwargs["temperature"] = temperature
+        cap = max_output_cap(model)
         if call.max_output_tokens is not None:
-            cap = max_output_cap(model)
             kwargs["max_tokens"] = min(call.max_output_tokens, cap) if cap else call.max_output_tokens
+        else:  # a custom model (spec §2.2 gives it no cap): its known limit, else a sensible one
+            kwargs["max_tokens"] = cap or self.default_output_tokens
         if call.json_schema is not None:
             kwargs["response_format"] = {
                 "type": "json_schema",
@@ -89,12 +135,88 @@ class LiteLLMClient:
         kwargs.update(provider_kwargs(model, call.provider_options))
         return kwargs
 
+    async def _send(self, call: ModelCall, kwargs: dict[str, Any]) -> ModelReply:
+        """One logical request: the project's retries around per-attempt, time-bounded requests."""
+        timeout = float(kwargs["timeout"])
+        started = time.monotonic()
+        log.info("om.llm.call.start", extra=_fields(call, kwargs, max_tokens=kwargs.get("max_tokens"),
+                                                     timeout_s=timeout))
+
+        async def attempt() -> Any:
+            try:
+                return await asyncio.wait_for(self._completion(**kwargs), timeout)
+            except asyncio.TimeoutError as exc:  # our bound fired before the provider's
+                raise TimeoutError(f"request timed out after {timeout:g} s") from exc
+
+        def on_retry(attempts: int, error: Exception, delay: float) -> None:
+            log.warning("om.llm.call.retry", extra=_fields(call, kwargs, attempt=attempts, delay_s=round(delay, 2),
+                                                            error=_error_kind(error), latency_ms=_ms(started)))
+
+        try:
+            response, attempts = await with_retry(attempt, self.retry, self._sleep, self._rng, on_retry)
+        except RetryError as exc:
+            log.error("om.llm.call.failed", extra=_fields(call, kwargs, attempts=exc.attempts, transient=exc.transient,
+                                                           error=_error_kind(exc.last), latency_ms=_ms(started)))
+            raise ModelCallError(
+                f"{call.role} call to {kwargs['model']} failed after {exc.attempts} attempt(s): {exc}",
+                transient=exc.transient,
+                attempts=exc.attempts,
+            ) from exc.last
+        reply = ModelReply(text=_content(response), usage=_usage(response), attempts=attempts,
+                           model=kwargs["model"], finish_reason=_finish_reason(response))
+        log.info("om.llm.call.done", extra=_fields(
+            call, kwargs, attempts=attempts, input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens, finish_reason=reply.finish_reason, latency_ms=_ms(started)))
+        return reply
+
+    def _raised_cap(self, model: str, cap: int | None) -> int | None:
+        """Twice the cap, bounded by the model's own limit; None when it cannot grow."""
+        if cap is None:
+            return None
+        limit = max_output_cap(model)
+        raised = min(cap * 2, limit) if limit else cap * 2
+        return raised if raised > cap else None
+
+    def _cut_off(self, call: ModelCall, kwargs: dict[str, Any], reply: ModelReply) -> ModelCallError:
+        log.error("om.llm.call.failed", extra=_fields(call, kwargs, attempts=reply.attempts, transient=False,
+                                                       error="cut off at the output cap",
+                                                       max_tokens=kwargs.get("max_tokens"),
+                                                       output_tokens=reply.usage.output_tokens))
+        return ModelCallError(
+            f"{call.role} answer from {kwargs['model']} was cut off at the output cap "
+            f"({kwargs.get('max_tokens')} tokens, finish_reason=length); not applied",
+            transient=False, attempts=reply.attempts, usage=reply.usage,
+        )
+
+
+def _fields(call: ModelCall, kwargs: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """Log fields: never messages, answers or the key."""
+    return {"role": call.role, "model": kwargs["model"], "api_base": kwargs.get("api_base"), **more}
+
+
+def _error_kind(error: BaseException) -> str:
+    """The error's type and status, not its text (a provider may echo the prompt in it)."""
+    status = getattr(error, "status_code", None) or getattr(error, "status", None)
+    return f"{type(error).__name__}({status})" if isinstance(status, int) else type(error).__name__
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
 
 def _content(response: Any) -> str:
     try:
         return response.choices[0].message.content or ""
     except (AttributeError, IndexError):
         return ""
+
+
+def _finish_reason(response: Any) -> str | None:
+    try:
+        reason = response.choices[0].finish_reason
+    except (AttributeError, IndexError):
+        return None
+    return str(reason) if reason else None
 
 
 def _usage(response: Any) -> Usage:

@@ -36,7 +36,7 @@ _PROVIDERS = {
     "amazon-bedrock": "bedrock",
 }
 _NO_TEMPERATURE = re.compile(r"(^|/)(o1|o3|o4)([-.]|$)|(^|/)gpt-5(?!\.\d+-chat)|(^|/)om-deterministic/")
-ROLE_TEMPERATURE = {"observer": 0.3, "reflector": 0.0, "extractor": 0.0}
+ROLE_TEMPERATURE = {"observer": 0.3, "reflector": 0.0, "extractor": 0.0, "reader": 0.0, "judge": 0.0}
 
 
 def to_litellm_model(model: str) -> str:

@@ -71,8 +71,11 @@ async def with_retry(
     policy: RetryPolicy = RetryPolicy(),
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     rng: random.Random | None = None,
+    on_retry: Callable[[int, Exception, float], None] | None = None,
 ) -> tuple[T, int]:
-    """``(result, attempts)``; raises :class:`RetryError` once retrying stops."""
+    """``(result, attempts)``; raises :class:`RetryError` once retrying stops.
+
+    ``on_retry(attempts_so_far, error, delay)`` is told before each backoff (the client logs it)."""
     attempts = 0
     while True:
         attempts += 1
@@ -82,7 +85,10 @@ async def with_retry(
             transient = is_transient(exc)
             if not transient or attempts > policy.max_retries:
                 raise RetryError(exc, attempts, transient) from exc
-            await sleep(backoff_delay(policy, attempts - 1, rng))
+            delay = backoff_delay(policy, attempts - 1, rng)
+            if on_retry is not None:
+                on_retry(attempts, exc, delay)
+            await sleep(delay)
 
 
 def _transient_here(error: BaseException) -> bool:

@@ -12,7 +12,6 @@ Each test records what it broke and what it checked (tests/faults/conftest.py).
 from __future__ import annotations
 
 import hashlib
-import time
 import uuid
 from pathlib import Path
 

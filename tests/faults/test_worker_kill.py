@@ -10,6 +10,7 @@ message observed twice within a generation, the cursor never moving back.
 from __future__ import annotations
 
 import signal
+import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from aiokafka.partitioner import murmur2
 
 from schemas.deltas import ChunkChanged, MessagesObserved, RecordSnapshot, decode_delta
 from schemas.messages import ChatMessage
+from streams.om_config import load_config
+from streams.settings import Settings
 from streams.topics import Topics
 from tests.faults.conftest import FaultReport
 from tests.integration.forgotten_transactions import (
@@ -253,3 +256,46 @@ async def test_a_second_worker_joining_mid_stream_loses_and_duplicates_nothing(
                                  after_produce=add_worker)
         assert len(workers.handles) == 2
         await check_as_undisturbed(logs, expected, messages, fault)
+
+
+async def test_sigterm_during_a_model_call_stops_within_seconds_and_the_job_runs_once_after_restart(
+    kafka_bootstrap: str, tmp_path: Path, fault: FaultReport
+) -> None:
+    """Issue 24: a stop used to wait for the call in flight (minutes with a real model)."""
+    call_s = 20
+    config = {"observation": {"messageTokens": 600, "bufferTokens": False}, "reflection": {"observationTokens": 50_000}}
+    workers = WorkerProcess(kafka_bootstrap, f"s{uuid.uuid4().hex[:8]}", config, tmp_path, partitions=2,
+                            model=f"om-deterministic/observer?latency_ms={call_s * 1000}")
+    messages = conversation(threads=1, per_thread=14)
+    fast = load_config(Settings(model="om-deterministic/observer", config_file=None), overrides=config)
+    expected = await expected_run(messages, fast)
+    assert any(s[0] == "observation-start" for s in expected.events["thread:t0"])
+    handle = workers.start()
+    stopped: list[float] = []
+    try:
+        async with Logs(kafka_bootstrap, workers) as logs:
+            log = logs.events
+
+            async def stop_mid_call(round_number: int) -> None:
+                if stopped:
+                    return
+                await wait_until(lambda: log.count("thread:t0", "observation-start") > 0, 30,
+                                 "no observation cycle began")
+                assert log.count("thread:t0", "observation-end") == 0
+                started = time.monotonic()
+                handle.proc.send_signal(signal.SIGTERM)
+                handle.proc.wait(timeout=call_s)
+                stopped.append(time.monotonic() - started)
+                fault.broke(f"SIGTERM while an Observer call ({call_s} s) was in flight: exited in "
+                            f"{stopped[0]:.1f} s with code {handle.proc.returncode}")
+                handle.env["OM_MODEL"] = "om-deterministic/observer"
+                workers.restart_killed()
+
+            await gated_conversation(kafka_bootstrap, logs.topics.messages, log, expected, messages, fast,
+                                     after_produce=stop_mid_call)
+            assert stopped and stopped[0] < 8, f"the stop took {stopped} s"
+            ends = [e.cycle_id for e in log.by_key["thread:t0"] if e.type == "observation-end"]
+            assert len(ends) == len(set(ends)), "a cycle's result was applied twice"
+            await check_as_undisturbed(logs, expected, messages, fault)
+    finally:
+        workers.stop()

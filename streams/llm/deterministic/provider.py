@@ -1,4 +1,5 @@
-"""The ``om-deterministic`` litellm provider: models ``observer``, ``reflector`` and ``echo``.
+"""The ``om-deterministic`` litellm provider: models ``observer``, ``reflector`` and ``echo`` (and
+``reader``, ``judge`` for ``om eval``).
 
 Not a language model: string rules over the prompts this project builds. ``echo`` is the copying
 Observer variant (one note per message) kept for tests that pin it.
@@ -21,6 +22,7 @@ from litellm.types.utils import ModelResponse
 from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, MALFORMED_TEXT, FaultCounter, FaultPlan, parse_model
 from streams.llm.deterministic import echo
 from streams.llm.deterministic.observe import observe
+from streams.llm.deterministic.read import judge, read
 from streams.llm.deterministic.reflect import reflect
 from streams.llm.deterministic.structured import fill_schema
 
@@ -70,6 +72,10 @@ def answer(role: str, messages: list[dict[str, Any]], response_format: dict[str,
     users = [_text(m) for m in messages if m.get("role") == "user"]
     if role == "reflector":
         return reflect(users[-1] if users else "", system)
+    if role == "reader":
+        return read([_text(m) for m in messages])
+    if role == "judge":
+        return judge(users[-1] if users else "")
     task, history = (users[0], users[-1]) if len(users) > 1 else ("", users[-1] if users else "")
     return (echo.observe if role == "echo" else observe)(system, task, history)
 

@@ -92,3 +92,24 @@ def test_custom_inline_sections_are_removed_from_observations():
     answer = f"<observations>\n{GOOD}\n</observations>\n<mood>\ncalm\n</mood>"
     parsed = parse_observer_answer(answer, [Inline("Mood", "mood")])
     assert parsed.custom_values() == {"mood": "calm"} and "calm" not in parsed.observations
+
+
+def test_lines_differing_only_by_time_or_date_are_a_loop_but_a_recurring_task_with_its_amounts_is_not():
+    by_time = "\n".join(f"* 🟡 ({9 + i // 60}:{i % 60:02d}) Assistant is waiting for the user to confirm the booking."
+                        for i in range(40))
+    assert len(by_time) > 2000 and is_degenerate(by_time)
+    by_date = "\n".join(f"* 🔴 User said on Mar {1 + i % 28}, 2024 that the hotel booking is still open." for i in range(40))
+    assert is_degenerate(by_date)
+    by_marker = "\n".join(f"* {'🔴🟡'[i % 2]} (10:{i:02d}) User repeated that the deadline is still next week." for i in range(40))
+    assert is_degenerate(by_marker)
+    topics = ["the museum pass", "a ferry to the islands", "the rental car deposit", "dinner near the harbour",
+              "a guided walk", "train seats to Faro", "the hotel upgrade", "a day trip to Sintra", "surf lessons",
+              "the airport transfer", "a fado concert", "the castle tickets", "a cooking class", "beach towels",
+              "the late checkout", "a tram day ticket", "wine tasting", "a bike tour", "the travel insurance",
+              "a picnic spot"]
+    ledger = "\n".join(f"* 🟡 (10:{i:02d}) User logged day {i}: spent {10 * i + 7} euros on food and {i % 9} on trams.\n"
+                       f"* 🔴 (10:{i:02d}) User asked about {topic} for day {i}." for i, topic in enumerate(topics))
+    assert len(ledger) > 2000 and not is_degenerate(ledger)  # a recurring entry beside real content
+    counted = "\n".join(f"* 🟡 (10:{i:02d}) Still waiting for the build, check number {i} of the release pipeline."
+                        for i in range(40))
+    assert is_degenerate(counted)  # only a counter changes: nearly every line repeats with numbers masked
