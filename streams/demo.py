@@ -8,9 +8,10 @@ conversation are still in that context, and the lifecycle events seen. The model
 deterministic one — string rules, not a language model — unless ``OM_MODEL`` names a real provider
 (whose API key must be set).
 
-The thresholds are small so that a four-day, 1,800-token conversation goes through observation,
-activation and reflection; buffered observations activate once the thread has been idle for an
-hour (``activateAfterIdle``), as when the user comes back the next day, and the demo waits for that.
+The thresholds are small so that a four-day, 5,400-token conversation goes through observation,
+activation and several reflections; buffered observations activate once the thread has been idle
+for an hour (``activateAfterIdle``), as when the user comes back the next day, and the demo waits
+for that. The last few messages (less than one buffering interval) stay unobserved, as in Mastra.
 
 Each run uses fresh topics and a fresh ClickHouse directory under ``<data dir>/demo/``, so runs
 never mix.
@@ -48,7 +49,7 @@ from streams.worker import ensure_topics
 THREAD, RESOURCE, TOKEN = "maya-assistant", "maya", "demo-token"
 DEMO_CONFIG = {
     "observation": {"messageTokens": 300, "bufferActivation": 1, "activateAfterIdle": "1h"},
-    "reflection": {"observationTokens": 400},
+    "reflection": {"observationTokens": 800},
 }
 WAIT_S = 120.0
 
@@ -142,7 +143,7 @@ async def _replay_and_watch(settings: Settings, messages: list[ChatMessage], con
                         seen[f"{event.type} ({getattr(event, 'operation_type', '-')})" if event.type != "status"
                              else "status"] += 1
                         if event.type == "status":
-                            settled, last_status = _settled(event), event
+                            settled, last_status = _settled(event, messages[-1].id), event
                 if _done(seen) and settled:
                     break
     finally:
@@ -179,10 +180,12 @@ async def _materialised(settings: Settings, last: Any) -> Any:
         await asyncio.sleep(0.2)
 
 
-def _settled(status: Any) -> bool:
-    """Every message observed and activated: nothing pending, nothing buffered."""
-    windows = status.windows
-    return windows.active.messages.tokens == 0 and windows.buffered.observations.chunks == 0
+def _settled(status: Any, last_message_id: str) -> bool:
+    """Every message taken in and every buffered observation activated. The messages after the last
+    buffered chunk (less than one buffering interval) stay unobserved: the agent gets them verbatim."""
+    through, buffered = status.applied_through, status.windows.buffered
+    return (through is not None and through.message_id == last_message_id and buffered.observations.chunks == 0
+            and buffered.observations.status == "idle" and buffered.reflection.status != "running")
 
 
 def _get(settings: Settings, what: str, query: dict[str, str]) -> Any:
@@ -227,11 +230,11 @@ def _tokens_table(messages: list[ChatMessage], chat: list[dict[str, Any]], repor
     tokens.add_column("measure")
     tokens.add_column("value", justify="right")
     tokens.add_row("raw conversation (all messages)", f"{figures.raw:,}")
-    tokens.add_row("context sent to the agent now", f"{figures.context:,}")
-    tokens.add_row("  of which fixed instructions (any conversation)", f"{figures.fixed:,}")
+    tokens.add_row("whole context sent to the agent now", f"{figures.context:,}")
+    tokens.add_row("  of which fixed instructions (the same for any conversation)", f"{figures.fixed:,}")
     tokens.add_row("  of which memory (observations, hints, unobserved messages)", f"{figures.memory:,}")
-    tokens.add_row("compression ratio (raw conversation / memory)", f"{figures.ratio:.2f}×")
-    tokens.add_row("compression ratio (raw conversation / whole context)", f"{figures.raw / max(figures.context, 1):.2f}×")
+    tokens.add_row("[bold]ratio: raw conversation / whole context[/]", f"[bold]{figures.ratio:.2f}×[/]")
+    tokens.add_row("  memory only: raw conversation / memory", f"{figures.memory_ratio:.2f}×")
     windows = ((report.get("status") or {}).get("status") or {}).get("windows", {}).get("active", {})
     for name, window in windows.items():
         tokens.add_row(f"{name} window (tokens / threshold)", f"{window['tokens']:,} / {window['threshold']:,}")

@@ -3,10 +3,12 @@
 Rules kept here:
 
 * Raw tokens count every message of the conversation; context tokens count every message the
-  agent would send. The fixed instruction texts around the observations (the preamble, the
-  ``<observations>`` opener, the continuation reminder) are the same for any conversation, so they
-  are shown on their own line, and the compression ratio is the conversation against what is left
-  of it: observations, hints and the messages not yet observed.
+  agent would send, fixed instructions included. The ratio is the conversation against that whole
+  context — what the agent really gets instead of the raw history.
+* The fixed instruction texts around the observations (the preamble, the ``<observations>`` opener,
+  the continuation reminder) are the same for any conversation, so they are also shown on their own
+  line, with a second, labelled ratio of the conversation against what is left of it: observations,
+  hints and the messages not yet observed.
 * A fact counts as known when its pattern occurs anywhere in the context (observations or the
   recent messages); the patterns accept several phrasings so a real model can pass them too.
   Dates are those of the bundled conversation, which always ends yesterday.
@@ -47,6 +49,12 @@ class Measure:
 
     @property
     def ratio(self) -> float:
+        """The raw conversation against the whole context the agent receives."""
+        return self.raw / max(self.context, 1)
+
+    @property
+    def memory_ratio(self) -> float:
+        """The raw conversation against the context without its fixed instructions."""
         return self.raw / max(self.memory, 1)
 
 
@@ -61,7 +69,7 @@ def facts(last_day: date) -> list[Fact]:
         Fact("Tomás is allergic to shellfish", r"Tomás[^\n;]{0,20}allergic to shellfish|shellfish allergy"),
         Fact("trip dates May 12 to May 17", r"May 12\b[^\n;]{0,20}(?:May )?17\b"),
         Fact("dinner at Prado, 8pm on May 14", r"Prado[^\n;]{0,30}(?:8 ?pm|20:00)[^\n;]{0,10}May 14"),
-        Fact(f"'tomorrow' in the last message resolved to {said_tomorrow:%b} {said_tomorrow.day}",
+        Fact(f"'tomorrow' said on the last day resolved to {said_tomorrow:%b} {said_tomorrow.day}",
              rf"(?:meaning|on) {said_tomorrow:%b} {said_tomorrow.day}, {said_tomorrow.year}"),
     ]
 

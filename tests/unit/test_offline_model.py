@@ -83,3 +83,21 @@ def test_reflector_levels_shrink_and_keep_what_the_user_stated():
         assert "switched hotel from Memmo to Lumiares" in text and "LUM-2" in text and "MPR-1" in text
         assert "allergic to peanuts" in text and "Prado" in text and "May 14" in text
         assert "Reasoning" not in text
+
+
+def test_reflector_keeps_a_fact_that_only_less_lasting_or_scattered_clauses_repeat():
+    """Level 4 drops a clause another clause repeats, but not for words spread over several clauses,
+    nor for a 🟡 note (which the next reflection drops): either way the allergy would be lost."""
+    scattered = "\n".join([
+        "Date: Nov 26, 2026",
+        "* 🔴 (10:10) User: Tomás is allergic to shellfish; Sintra on May 15",
+        "* ✅ (10:15) User booked Prado for 8pm on May 14, mentioned the allergy",
+        "* 🔴 (19:30) User: Tomás is happy with anything as long as there's no shellfish",
+    ])
+    assert "allergic to shellfish" in compress(scattered, 4)
+    repeated_by_the_assistant = "\n".join([
+        "Date: Nov 27, 2026",
+        "* 🔴 (10:10) User: Tomás is allergic to shellfish; Sintra on May 15",
+        "* 🟡 (10:11) Assistant: mention Tomás's shellfish allergy when booking",
+    ])
+    assert "allergic to shellfish" in compress(repeated_by_the_assistant, 4)

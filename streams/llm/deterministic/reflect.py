@@ -14,7 +14,7 @@ Not a language model: the same prompt always yields the same rewrite. What each 
   preferences, health or changes, in note-taking shorthand (no pronouns, auxiliaries or articles;
   negations stay), all on one line per day; the newest day is merged like
   older days at level 3 and keeps no 🟡 note but the last; a clause whose words and specifics all
-  appear in other clauses goes.
+  appear in one other clause, of a note at least as lasting, goes.
 
 🔴 and ✅ notes are never dropped below level 4, and then only their incidental clauses; date headers and the (HH:MM) time of
 each kept line survive.
@@ -186,11 +186,21 @@ def _merge_by_marker(notes: list[Note]) -> list[Note]:
 
 
 def _drop_redundant(days: list[Day]) -> None:
-    """A clause goes when every word and specific of it is said by other clauses of the log."""
+    """A clause goes when one other clause of the log, in a note that lasts as long (🔴 and ✅
+    outlast 🟡, which outlasts 🟢), says every word and specific of it. Words spread over several
+    clauses do not count, nor does a note a later pass drops first: "Tomás is allergic to shellfish"
+    is not repeated by "mentioned the allergy" and "no shellfish, please", nor by the assistant's
+    🟡 "mention Tomás's shellfish allergy"."""
     clauses = [(note, c) for day in days for note in day.notes for c in note.clauses]
     for note, clause in clauses:
-        others = [c for n, c in clauses if c is not clause and c in n.clauses]
-        words = set().union(*(content_words(c) for c in others)) if others else set()
-        facts = set().union(*(specifics(c) for c in others)) if others else set()
-        if len(note.clauses) > 1 and content_words(clause) <= words and specifics(clause) <= facts:
+        words, facts = content_words(clause), specifics(clause)
+        if len(note.clauses) > 1 and any(
+                c is not clause and c in n.clauses and _lasting(n) <= _lasting(note)
+                and words <= content_words(c) and facts <= specifics(c)
+                for n, c in clauses):
             note.clauses.remove(clause)
+
+
+def _lasting(note: Note) -> int:
+    """How long a note survives the ladder: 0 for 🔴 and ✅, 1 for 🟡 (and unmarked), 2 for 🟢."""
+    return {"🔴": 0, "✅": 0, "🟢": 2}.get(note.marker, 1)
