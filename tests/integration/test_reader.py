@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from processors.config import OMConfig
@@ -27,8 +29,9 @@ NOW = T0 + 30 * 86_400_000
 
 def core_context(conversation: Conversation, thread: str):
     state = conversation.states[f"thread:{thread}"]
-    return build_context(state.record.active_observations, list(state.window), NOW,
-                         meta=state.threads.get(thread), timezone=state.record.observed_timezone)
+    return replace(build_context(state.record.active_observations, list(state.window), NOW,
+                                 meta=state.threads.get(thread), timezone=state.record.observed_timezone),
+                   observed_through=state.record.last_observed_at)
 
 
 def core_resource_context(conversation: Conversation, resource: str, thread: str):
@@ -39,8 +42,9 @@ def core_resource_context(conversation: Conversation, resource: str, thread: str
         others.setdefault(message.thread_id, []).append(message)
     tz = state.record.observed_timezone
     block = other_conversations_block(others, thread, counter_for(conversation.config), tz)
-    return build_context(state.record.active_observations, others.get(thread, []), NOW,
-                         meta=state.threads.get(thread), timezone=tz, other_conversations=block)
+    return replace(build_context(state.record.active_observations, others.get(thread, []), NOW,
+                                 meta=state.threads.get(thread), timezone=tz, other_conversations=block),
+                   observed_through=state.record.last_observed_at)
 
 
 async def test_context_equals_the_core_after_a_conversation(kafka_bootstrap, clickhouse_dsn, new_topic) -> None:
@@ -71,7 +75,8 @@ async def test_resource_scope_shows_each_thread_the_other_threads_unobserved_mes
     config = OMConfig.model_validate({**REFLECTIVE, "scope": "resource"})
     conversation = Conversation(config)
     conversation.talk(60, thread="ta", resource="ra")
-    conversation.talk(5, thread="tb", resource="ra", start=T0 + 86_400_000)
+    # tb's last user message is a step that observes the largest threads first and leaves tb's reply
+    conversation.talk(7, thread="tb", resource="ra", start=T0 + 86_400_000)
     conversation.talk(2, thread="tc", resource="ra", start=T0 + 2 * 86_400_000)
     state = conversation.states["resource:ra"]
     assert state.record.active_observations, "the user's record must hold observations"
