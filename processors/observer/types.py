@@ -52,6 +52,7 @@ class ObserverSettings(BaseModel):
         default_factory=lambda: list(DEFAULT_OBSERVE_ATTACHMENTS)
     )
     tool_result_tokens: int = RESULT_TOKEN_LIMIT
+    max_tokens_per_batch: int = Field(default=10_000, gt=0, description="resource scope: tokens per call")
 
     @classmethod
     def from_config(cls, section: Any, model: Any = DEFAULT_MODEL) -> "ObserverSettings":
@@ -69,6 +70,7 @@ class ObserverSettings(BaseModel):
             "thread_title": getattr(section, "thread_title", False),
             "extractors": list(getattr(section, "extract", []) or []),
             "observe_attachments": getattr(section, "observe_attachments", list(DEFAULT_OBSERVE_ATTACHMENTS)),
+            "max_tokens_per_batch": getattr(section, "max_tokens_per_batch", 10_000),
         }
         provider_options = getattr(section, "provider_options", None)
         if provider_options is not None:
