@@ -20,7 +20,7 @@ from processors.reflector.runner import run_reflector
 from processors.reflector.types import ReflectorMode, ReflectorRequest, ReflectorSettings
 from processors.tokens import TokenCounter
 from processors.extraction.working_memory import working_memory_extractor
-from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
+from schemas.jobs import ObserveJob, ObserveResult, PriorMetadata, ReflectJob, ReflectResult
 from streams.hooks.transform import NO_HOOKS, HookFailed, TransformHooks
 
 
@@ -83,6 +83,7 @@ async def run_observe_job(job: ObserveJob, config: OMConfig, llm: ModelClient,
         current_task=outcome.current_task, suggested_response=outcome.suggested_response,
         thread_title=outcome.thread_title, extracted_values=outcome.extracted or None,
         extraction_failures=[f.model_dump() for f in outcome.extraction_failures] or None,
+        thread_values=_thread_values(outcome) if job.scope == "resource" and failed is None else None,
     )
 
 
@@ -131,7 +132,20 @@ def _threads(job: ObserveJob) -> list[ThreadInput]:
     by_thread = defaultdict(list)
     for message in job.messages:
         by_thread[message.thread_id].append(message)
-    return [ThreadInput(thread_id=t, messages=m) for t, m in by_thread.items()]
+    return [ThreadInput(thread_id=t, messages=m, prior=(job.thread_priors or {}).get(t, PriorMetadata()))
+            for t, m in by_thread.items()]
+
+
+def _thread_values(outcome) -> dict[str, PriorMetadata] | None:
+    """Resource scope: each thread's hints, title and extracted values, for its own metadata (§4.9).
+
+    A thread the model skipped (no notes) is left out, so its previous values stay."""
+    return {
+        thread_id: PriorMetadata(current_task=obs.current_task, suggested_response=obs.suggested_response,
+                                 thread_title=obs.thread_title, extracted=obs.extracted)
+        for thread_id, obs in outcome.threads.items()
+        if obs.observations.strip()
+    } or None
 
 
 def _observations(job: ObserveJob, outcome) -> str:
