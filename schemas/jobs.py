@@ -82,6 +82,9 @@ class ReflectJob(JobHeader):
     target_tokens: int = Field(ge=0)
     start_level: int = Field(ge=0, le=4)
     continuation_hints: bool = True
+    prior_metadata: PriorMetadata | None = Field(
+        default=None, description="the thread's current values (hints, extracted), carried forward by the Reflector"
+    )
 
 
 class Usage(WireModel):
@@ -132,6 +135,7 @@ class ReflectResult(ResultHeader):
     kind: Literal["reflect-result"] = "reflect-result"
     mode: ReflectMode
     observations: str = ""
+    current_task: str | None = None
     suggested_response: str | None = None
     compression_level: int | None = None
 

@@ -35,7 +35,10 @@ def observer_settings(config: OMConfig) -> ObserverSettings:
 def reflector_settings(config: OMConfig) -> ReflectorSettings:
     section = config.reflection
     settings = section.model_settings
+    hints = section.continuation_hints
     return ReflectorSettings(
+        current_task=hints if isinstance(hints, bool) else hints.current_task,
+        suggested_response=hints if isinstance(hints, bool) else hints.suggested_response,
         model=config.reflector_model(),
         temperature=settings.temperature if settings else None,
         max_output_tokens=settings.max_output_tokens if settings else None,
@@ -96,6 +99,7 @@ async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
         observation_token_count=job.input_tokens,
         start_level=job.start_level,
         target_tokens=job.target_tokens,
+        prior_extracted=_prior_values(job.prior_metadata),
         settings=reflector_settings(config),
     )
     outcome = await run_reflector(request, llm, counter)
@@ -105,7 +109,8 @@ async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
         ok=ok, error=outcome.error, started_at=started, completed_at=_now_ms(),
         usage=outcome.usage, attempts=outcome.attempts,
         observations=await hooks.after_reflection(outcome.observations, job) if ok else "",
-        suggested_response=outcome.suggested_response, compression_level=outcome.level,
+        current_task=outcome.current_task, suggested_response=outcome.suggested_response,
+        compression_level=outcome.level,
     )
 
 
@@ -146,6 +151,14 @@ def _thread_values(outcome) -> dict[str, PriorMetadata] | None:
         for thread_id, obs in outcome.threads.items()
         if obs.observations.strip()
     } or None
+
+
+def _prior_values(prior: PriorMetadata | None) -> dict:
+    """A thread's values by slug, built-ins included, as the Reflector carries them forward."""
+    if prior is None:
+        return {}
+    builtins = {"current-task": prior.current_task, "suggested-response": prior.suggested_response}
+    return {**prior.extracted, **{slug: value for slug, value in builtins.items() if value}}
 
 
 def _observations(job: ObserveJob, outcome) -> str:
