@@ -21,7 +21,7 @@ from processors.observer.checks import format_warnings
 from processors.observer.degenerate import is_degenerate, truncate_long_lines
 from processors.observer.inputs import bounded_previous, render_options
 from processors.observer.batches import thread_batches
-from processors.observer.model_choice import max_output_tokens, resolve_model
+from processors.observer.model_choice import resolve_model
 from processors.model_port import ModelCall, ModelClient, TokenCounter
 from processors.observer.parse import observation_blocks
 from processors.observer.render import HISTORY_HEADING, HistoryRenderer
@@ -97,7 +97,7 @@ async def _observe_batch(
             {"role": "user", "content": history},
         ],
         temperature=settings.temperature,
-        max_output_tokens=max_output_tokens(settings.model, settings.max_output_tokens),
+        max_output_tokens=settings.max_output_tokens,
         provider_options=settings.provider_options,
     )
     ids = list(priors)

@@ -32,8 +32,9 @@ class ObserverSettings(BaseModel):
     """The ``observation.*`` values one Observer call needs.
 
     ``model`` is a ``provider/model`` string, ``"default"``, or anything with ``resolve(n)``
-    (``ModelByInputTokens``). ``max_output_tokens=None`` applies the spec's rule: 100 000 for
-    the default model or a tier map, nothing for a custom model.
+    (``ModelByInputTokens``). ``temperature`` and ``max_output_tokens`` are sent as they are
+    (``None``: not sent); :meth:`from_config` takes them from the config, where
+    ``processors/config/roles.py`` filled in Mastra's role defaults.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

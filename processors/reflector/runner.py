@@ -12,7 +12,7 @@ from typing import Any
 from processors.extraction.pipeline import builtin_extractors, split_extractors
 from processors.extraction.types import ExtractorLike
 from processors.extraction.structured import run_structured
-from processors.observer.model_choice import max_output_tokens, resolve_model
+from processors.observer.model_choice import resolve_model
 from processors.model_port import ModelCall, ModelCallError, ModelClient, TokenCounter, default_counter
 from processors.reflector.background_slice import background_slice
 from processors.reflector.ladder import Attempt, ReflectionFailed, climb
@@ -64,7 +64,7 @@ async def run_reflector(
             role="reflector", model=model,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
             temperature=settings.temperature,
-            max_output_tokens=max_output_tokens(settings.model, settings.max_output_tokens),
+            max_output_tokens=settings.max_output_tokens,
             provider_options=settings.provider_options,
         )
 

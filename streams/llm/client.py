@@ -1,9 +1,9 @@
 """The litellm-backed :class:`~processors.model_port.ModelClient` the workers use.
 
-It maps Mastra model names, applies the role's default temperature (when the model takes one),
-caps the output budget at what the model can produce, retries transient errors, and reports
-usage and attempts on every reply. The deterministic provider is registered on first use of an
-``om-deterministic/…`` model.
+It maps Mastra model names, sends the temperature and output budget the call carries (the role
+defaults are decided in ``processors/config/roles.py``), caps the budget at what the model can
+produce, retries transient errors, and reports usage and attempts on every reply. The
+deterministic provider is registered on first use of an ``om-deterministic/…`` model.
 """
 
 from __future__ import annotations
@@ -19,11 +19,9 @@ import litellm  # noqa: E402  (the environment variable must be set before this 
 
 from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
 from streams.llm.models import (  # noqa: E402
-    ROLE_TEMPERATURE,
     max_output_cap,
     provider_kwargs,
     provider_of,
-    supports_temperature,
     to_litellm_model,
 )
 from streams.llm.retry import RetryError, RetryPolicy, with_retry  # noqa: E402
@@ -75,9 +73,8 @@ class LiteLLMClient:
         kwargs: dict[str, Any] = {"model": model, "messages": call.messages, "drop_params": True, **self._extra}
         if self._timeout is not None:
             kwargs.setdefault("timeout", self._timeout)
-        temperature = call.temperature if call.temperature is not None else ROLE_TEMPERATURE.get(call.role)
-        if temperature is not None and supports_temperature(model):
-            kwargs["temperature"] = temperature
+        if call.temperature is not None:  # decided by the role defaults (processors/config/roles.py)
+            kwargs["temperature"] = call.temperature
         if call.max_output_tokens is not None:
             cap = max_output_cap(model)
             kwargs["max_tokens"] = min(call.max_output_tokens, cap) if cap else call.max_output_tokens
