@@ -20,8 +20,8 @@ Role = Literal["observer", "reflector", "extractor", "reader", "judge"]  # reade
 class ModelCall:
     """One request to a model. ``model`` is a Mastra-style ``provider/model`` string.
 
-    ``temperature``/``max_output_tokens`` set to ``None`` let the client apply the role's
-    defaults (it knows which models accept a temperature). ``json_schema`` asks for a
+    ``temperature``/``max_output_tokens`` are sent as given, ``None`` meaning not at all (the role
+    defaults are decided in ``processors/config/roles.py``). ``json_schema`` asks for a
     structured answer (extractor follow-up calls).
     """
 

@@ -22,7 +22,11 @@ ReflectMode = Literal["sync", "background"]
 
 
 class PriorMetadata(WireModel):
-    """Continuity hints shown to the Observer (spec §5.2 "Prior Thread Metadata")."""
+    """A thread's continuity values (spec §5.2 "Prior Thread Metadata", §4.9).
+
+    What the Observer and the Reflector are shown from the previous round, and, in a resource-scope
+    result, what the Observer wrote for one thread this round.
+    """
 
     current_task: str | None = None
     suggested_response: str | None = None
@@ -59,6 +63,9 @@ class ObserveJob(JobHeader):
     buffered_observations: list[str] = Field(default_factory=list)
     pending_reflection: PendingReflection | None = None
     prior_metadata: PriorMetadata = Field(default_factory=PriorMetadata)
+    thread_priors: dict[str, PriorMetadata] | None = Field(
+        default=None, description="resource scope: each thread's values, by thread id"
+    )
     continuation_hints: bool = True
     timezone: str = "UTC"
     working_memory: str | None = Field(default=None, description="current block, when the Observer manages it")
@@ -75,6 +82,9 @@ class ReflectJob(JobHeader):
     target_tokens: int = Field(ge=0)
     start_level: int = Field(ge=0, le=4)
     continuation_hints: bool = True
+    prior_metadata: PriorMetadata | None = Field(
+        default=None, description="the thread's current values (hints, extracted), carried forward by the Reflector"
+    )
 
 
 class Usage(WireModel):
@@ -117,6 +127,9 @@ class ObserveResult(ResultHeader):
     thread_title: str | None = None
     extracted_values: dict[str, Any] | None = None
     extraction_failures: list[dict[str, Any]] | None = None
+    thread_values: dict[str, PriorMetadata] | None = Field(
+        default=None, description="resource scope: what the Observer wrote for each thread, by thread id"
+    )
     degenerate: bool = False
 
 
@@ -124,6 +137,7 @@ class ReflectResult(ResultHeader):
     kind: Literal["reflect-result"] = "reflect-result"
     mode: ReflectMode
     observations: str = ""
+    current_task: str | None = None
     suggested_response: str | None = None
     compression_level: int | None = None
 

@@ -3,26 +3,27 @@
 The model of a role falls back along a chain: its own section → the top-level ``model`` → the
 other role's section → the default. ``'default'`` anywhere means "the default for this role".
 
-Defaults are only filled in where they are known to be safe: a temperature is sent only to models
-known to accept one, and the large output budget only to models OM picked itself (a user's own
-model gets no silent ``max_output_tokens``).
+Defaults are filled in as Mastra 1.31 fills them (``observational-memory.ts``):
+
+* a temperature (Observer 0.3, Reflector 0) only for a model its provider registry lists as taking
+  one (``temperature_models.py``): an unlisted model — a local OpenAI-compatible server's alias, a
+  provider without a list, a ``ModelByInputTokens`` tier map — gets none, its provider's default;
+* the 100 000-token output budget only when OM picked the model itself (no model set, ``'default'``,
+  or a tier map); a model named explicitly, even the default one, gets no ``max_output_tokens``.
+
+What is decided here is what is sent: the workers pass both values through unchanged.
 """
 
 from __future__ import annotations
 
-import re
-
 from processors.config.sections import ModelChoice, ModelSettings
 from processors.config.model_tiers import ModelByInputTokens
+from processors.config.temperature_models import TEMPERATURE_MODELS
 
 DEFAULT_MODEL = "google/gemini-2.5-flash"
 OBSERVER_TEMPERATURE = 0.3
 REFLECTOR_TEMPERATURE = 0.0
 DEFAULT_MAX_OUTPUT_TOKENS = 100_000
-
-# The rule: reasoning models that reject a temperature are OpenAI's o-series (o1, o3-mini, o4-mini…)
-# and the GPT-5 family except its chat variants. Everything else is assumed to accept one.
-_NO_TEMPERATURE = re.compile(r"^(o[1-9](-|$)|gpt-5(?!.*-chat))")
 
 
 def configured_model(*chain: ModelChoice | None) -> ModelChoice | None:
@@ -36,11 +37,19 @@ def role_model(configured: ModelChoice | None) -> ModelChoice:
 
 
 def model_supports_temperature(model: ModelChoice) -> bool:
-    """Whether a temperature may be sent; for tiers, only if every tier accepts one."""
+    """Whether the registry lists ``provider/model`` as taking a temperature; never for a tier map.
+
+    A provider without a list is asked about the provider nested in the model id, as Mastra does
+    (``openrouter/openai/gpt-4o`` → ``openai/gpt-4o``).
+    """
     if isinstance(model, ModelByInputTokens):
-        return all(model_supports_temperature(tier) for tier in model.models())
-    model_id = model.rpartition("/")[2].lower()
-    return not _NO_TEMPERATURE.match(model_id)
+        return False
+    provider, _, model_id = model.partition("/")
+    listed = TEMPERATURE_MODELS.get(provider)
+    if listed is not None:
+        return model_id in listed
+    nested, _, nested_id = model_id.partition("/")
+    return nested_id in TEMPERATURE_MODELS.get(nested, ())
 
 
 def with_role_defaults(

@@ -34,6 +34,8 @@ spec rule                               decided in
 §4.8 compression ladder                ``processors.reflector.levels`` / ``.ladder`` (worker side)
 §4.8 generation roll-over              ``generation.roll_over``
 §4.9 resource scope: one section a day ``thread_sections.merge_cycle``
+§4.9 resource scope: per-thread hints  ``observation.start_observation`` / ``apply_observation_result``;
+                                       batches by ``max_tokens_per_batch``: ``processors.observer.batches``
 §2.1/§2.4 thresholds in force          ``processors.config.thresholds`` (shared budget,
                                        per-record overrides)
 =====================================  =========================================================

@@ -10,6 +10,8 @@ Rules this module keeps:
   in another cycle, so nothing is observed twice (Mastra accepts a duplicate here).
 * The result is applied by message id: the cursor becomes ``max(cursor, newest observed created_at)``
   (monotonic), the covered messages leave the window, everything else stays.
+* Resource scope: the job carries each thread's hints, title and extracted values, and the result
+  brings each thread's new ones back to that thread's metadata (§4.9), as thread scope does for one.
 """
 
 from __future__ import annotations
@@ -37,13 +39,11 @@ def start_observation(step: Step, messages: list[ChatMessage]) -> None:
     cycle_id = step.next_cycle_id("observe")
     tokens = step.message_tokens(messages)
     record = step.state.record
-    thread_meta = meta(step, record.thread_id) if record.thread_id else None
-    prior = PriorMetadata(
-        current_task=thread_meta.current_task if thread_meta else None,
-        suggested_response=thread_meta.suggested_response if thread_meta else None,
-        thread_title=thread_meta.thread_title if thread_meta else None,
-        extracted=dict(thread_meta.extracted) if thread_meta else {},
-    )
+    prior = _prior(step, record.thread_id) if record.thread_id else PriorMetadata()
+    thread_priors = (
+        {t: _prior(step, t) for t in dict.fromkeys(m.thread_id for m in messages) if t in step.state.threads}
+        if record.scope == "resource" else {}
+    ) or None
     step.jobs.append(
         ObserveJob(
             **step.job_header(cycle_id),
@@ -53,6 +53,7 @@ def start_observation(step: Step, messages: list[ChatMessage]) -> None:
             prior_observations=record.active_observations,
             pending_reflection=pending_reflection(step),
             prior_metadata=prior,
+            thread_priors=thread_priors,
             working_memory=record.working_memory,
             continuation_hints=True,
             timezone=step.config.timezone,
@@ -64,6 +65,12 @@ def start_observation(step: Step, messages: list[ChatMessage]) -> None:
     emit(step, ObservationStart, cycle_id=cycle_id, operation_type="observation",
          started_at=step.now, tokens_to_observe=tokens,
          thread_ids=sorted({m.thread_id for m in messages}), config=marker_config(step))
+
+
+def _prior(step: Step, thread_id: str) -> PriorMetadata:
+    thread_meta = meta(step, thread_id)
+    return PriorMetadata(current_task=thread_meta.current_task, suggested_response=thread_meta.suggested_response,
+                         thread_title=thread_meta.thread_title, extracted=dict(thread_meta.extracted))
 
 
 def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult) -> bool:
@@ -106,6 +113,10 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
         set_hints(step, thread_id, current_task=result.current_task,
                   suggested_response=result.suggested_response)
         apply_title(step, thread_id, result.thread_title, flight.cycle_id)
+    for other_id, values in (result.thread_values or {}).items():  # resource scope: each thread its own
+        take_extracted(step, other_id, values.extracted)
+        set_hints(step, other_id, current_task=values.current_task, suggested_response=values.suggested_response)
+        apply_title(step, other_id, values.thread_title, flight.cycle_id)
     covered_range = message_range(removed)
     step.deltas.append(
         MessagesObserved(key=step.state.key, version=step.state.version, at=step.now,

@@ -14,6 +14,8 @@ Rules this module keeps:
   size. Early triggers are exempt, as in Mastra: they reflect because the cache is cold.
 * The new generation itself is :mod:`processors.machine.generation`'s; a result for an older generation is
   stale and dropped.
+* The job carries the thread's current hints and extracted values; a synchronous result's current task
+  and suggested response replace them, and a hint the Reflector left out is kept.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from processors.reflector.levels import start_level
 from processors.reflector.types import ReflectorMode
 from processors.machine.state import InFlight
 from processors.machine.step import Step
-from processors.machine.thread_meta import set_hints
-from schemas.jobs import ReflectJob, ReflectResult
+from processors.machine.thread_meta import meta, set_hints
+from schemas.jobs import PriorMetadata, ReflectJob, ReflectResult
 from schemas.lifecycle import BufferingEnd, BufferingFailed, BufferingStart
 from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStart, Trigger
 
@@ -110,6 +112,7 @@ def _start(step: Step, mode: str, trigger: Trigger | None = None) -> None:
             target_tokens=target,
             start_level=start_level(ReflectorMode(mode), _model_name(step)),
             continuation_hints=mode == "sync",
+            prior_metadata=_prior(step),
         )
     )
     kind = "reflect-sync" if mode == "sync" else "reflect-background"
@@ -122,6 +125,16 @@ def _start(step: Step, mode: str, trigger: Trigger | None = None) -> None:
     else:
         emit(step, BufferingStart, cycle_id=cycle_id, operation_type="reflection", started_at=step.now,
              config=config, tokens_to_buffer=input_tokens)
+
+
+def _prior(step: Step) -> PriorMetadata | None:
+    """Thread scope: the thread's hints and extracted values, for the Reflector to carry forward."""
+    thread_id = step.state.record.thread_id
+    if thread_id is None or thread_id not in step.state.threads:
+        return None
+    kept = meta(step, thread_id)
+    return PriorMetadata(current_task=kept.current_task, suggested_response=kept.suggested_response,
+                         extracted=dict(kept.extracted))
 
 
 def _trigger_fields(trigger: Trigger | None) -> dict:
@@ -158,9 +171,11 @@ def apply_reflection_result(step: Step, flight: InFlight, result: ReflectResult)
     roll_over(step, result.observations, flight.line_count)
     after = step.state.record.observation_token_count
     step.update(reflection_suppressed_at=after if after >= step.reflection_threshold() else None)
-    if result.suggested_response and step.state.record.thread_id:
-        set_hints(step, step.state.record.thread_id, current_task=None,
-                  suggested_response=result.suggested_response)
+    thread_id = step.state.record.thread_id
+    if thread_id and (result.current_task or result.suggested_response):
+        kept = meta(step, thread_id)  # a hint the Reflector did not write stays (Mastra's ``??``)
+        set_hints(step, thread_id, current_task=result.current_task or kept.current_task,
+                  suggested_response=result.suggested_response or kept.suggested_response)
     emit(step, ObservationEnd, cycle_id=flight.cycle_id, operation_type="reflection",
          completed_at=result.completed_at, duration_ms=duration(result), tokens_observed=before,
          observation_tokens=after, observations=step.state.record.active_observations,

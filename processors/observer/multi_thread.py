@@ -2,11 +2,14 @@
 
 One call observes several threads of one resource: the history has a ``<thread id="…">``
 section per thread (attachment numbers shared, tool pairing per thread) and the answer is
-expected to mirror it. A thread the model skipped comes back with empty observations.
+expected to mirror it. A thread the model skipped comes back with empty observations. The
+threads are split into batches of ``max_tokens_per_batch`` (``batches.py``), one call each, in
+parallel; a failed or degenerate batch fails the whole cycle, as in Mastra.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -17,7 +20,8 @@ from processors.observer.calls import ask, count_input
 from processors.observer.checks import format_warnings
 from processors.observer.degenerate import is_degenerate, truncate_long_lines
 from processors.observer.inputs import bounded_previous, render_options
-from processors.observer.model_choice import max_output_tokens, resolve_model
+from processors.observer.batches import thread_batches
+from processors.observer.model_choice import resolve_model
 from processors.model_port import ModelCall, ModelClient, TokenCounter
 from processors.observer.parse import observation_blocks
 from processors.observer.render import HISTORY_HEADING, HistoryRenderer
@@ -62,20 +66,29 @@ def parse_multi_thread_answer(
 
 
 async def run_multi_thread_observer(request: ObserverRequest, llm: ModelClient, counter: TokenCounter) -> ObserverOutcome:
+    """One call per batch of threads (``batches.py``), all in parallel; one result per thread."""
+    batches = thread_batches(request.threads, counter, request.settings.max_tokens_per_batch)
+    outcomes = await asyncio.gather(*(_observe_batch(request, batch, llm, counter) for batch in batches))
+    return _merged(list(outcomes))
+
+
+async def _observe_batch(
+    request: ObserverRequest, threads: list[ThreadInput], llm: ModelClient, counter: TokenCounter
+) -> ObserverOutcome:
     settings = request.settings
     inline_custom, _ = split_extractors(settings.extractors)
     inline = builtin_extractors(
         current_task=settings.current_task, suggested_response=settings.suggested_response,
         thread_title=settings.thread_title,
     ) + inline_custom
-    all_messages = [m for thread in request.threads for m in thread.messages]
+    all_messages = [m for thread in threads for m in thread.messages]
     try:
         model = resolve_model(settings.model, count_input(counter, all_messages))
     except ValueError as exc:
         return ObserverOutcome(error=str(exc))
-    history = render_threads(request.threads, HistoryRenderer(counter, render_options(request, model)))
+    history = render_threads(threads, HistoryRenderer(counter, render_options(request, model)))
     previous, truncated = bounded_previous(request, counter)
-    priors = {thread.thread_id: thread.prior for thread in request.threads}
+    priors = {thread.thread_id: thread.prior for thread in threads}
     call = ModelCall(
         role="observer", model=model,
         messages=[
@@ -84,7 +97,7 @@ async def run_multi_thread_observer(request: ObserverRequest, llm: ModelClient, 
             {"role": "user", "content": history},
         ],
         temperature=settings.temperature,
-        max_output_tokens=max_output_tokens(settings.model, settings.max_output_tokens),
+        max_output_tokens=settings.max_output_tokens,
         provider_options=settings.provider_options,
     )
     ids = list(priors)
@@ -94,6 +107,23 @@ async def run_multi_thread_observer(request: ObserverRequest, llm: ModelClient, 
     if asked.parsed is not None and not asked.error:
         outcome.threads, outcome.warnings = asked.parsed[0], asked.parsed[1]
     return outcome
+
+
+def _merged(outcomes: list[ObserverOutcome]) -> ObserverOutcome:
+    """The batches as one cycle: any failure fails it (Mastra awaits every batch), usage is summed."""
+    merged = ObserverOutcome()
+    for outcome in outcomes:
+        merged.usage += outcome.usage
+        merged.attempts += outcome.attempts
+        merged.degenerate = merged.degenerate or outcome.degenerate
+        merged.previous_truncated = merged.previous_truncated or outcome.previous_truncated
+        merged.error = merged.error or outcome.error
+        merged.threads.update(outcome.threads)
+        merged.warnings.extend(outcome.warnings)
+    merged.model = ", ".join(dict.fromkeys(o.model for o in outcomes if o.model))
+    if merged.error:
+        merged.threads, merged.warnings = {}, []
+    return merged
 
 
 def _thread_result(body: str, extractors: list[ExtractorLike]) -> ThreadObservations:

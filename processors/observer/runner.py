@@ -9,7 +9,7 @@ from __future__ import annotations
 from processors.extraction.pipeline import builtin_extractors, split_extractors
 from processors.extraction.structured import run_structured
 from processors.observer.calls import ask, count_input
-from processors.observer.model_choice import max_output_tokens, resolve_model
+from processors.observer.model_choice import resolve_model
 from processors.model_port import ModelCall, ModelClient, TokenCounter, default_counter
 from processors.observer.parse import ParsedAnswer, parse_observer_answer
 from processors.observer.inputs import bounded_previous, render_options
@@ -52,7 +52,7 @@ async def run_observer(
             {"role": "user", "content": history},
         ],
         temperature=settings.temperature,
-        max_output_tokens=max_output_tokens(settings.model, settings.max_output_tokens),
+        max_output_tokens=settings.max_output_tokens,
         provider_options=settings.provider_options,
     )
     asked = await ask(llm, call, lambda text: parse_observer_answer(text, inline), lambda p: p.degenerate)

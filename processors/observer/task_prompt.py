@@ -11,6 +11,9 @@ Deliberate differences from Mastra 1.31, kept on purpose:
   Observer sees the memory as it will be once the reflection lands, not both versions.
 * In resource scope each message appears once, in its own thread's section of the history; the
   prior hints are listed per thread here.
+* A single thread's previous sections (current task, suggested response, title, custom values) are
+  shown once each, as the tagged block the answer writes again. Mastra 1.31 lists the built-in ones
+  twice, as ``- prior current-task: …`` lines and again as tagged blocks; one copy is enough.
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ TRUNCATED = (
     "has its full memory."
 )
 HINTS = "These hints are from the previous round: carry them on, and update them to what the new messages show."
+REWRITE_BLOCKS = (
+    "Each block above is what you wrote last round. Write each of these blocks again in your answer: "
+    "changed where the new messages change it, as it is where it still holds."
+)
 THREAD_HINTS = (
     "These hints are from each thread's previous round: carry them on, and update each from that "
     "thread's new messages."
@@ -55,10 +62,10 @@ def task_prompt(
             "## Previous Observations\n\n"
             f"{previous.strip()}\n\n---\n\n{NO_REPEAT}"
         )
-    metadata = _prior_lines(prior, list(inline_extractors))
-    if metadata:
+    blocks = prior_blocks(prior, list(inline_extractors))
+    if blocks:
         note = f"{TRUNCATED}\n" if truncated else ""
-        sections.append("## Prior Thread Metadata\n\n" + "\n".join(metadata) + f"\n\n{note}{HINTS}")
+        sections.append("## Prior Thread Metadata\n\n" + "\n\n".join(blocks) + f"\n\n{note}{HINTS} {REWRITE_BLOCKS}")
     sections.append(f"## Your Task\n\n{ASK}")
     if always_output:
         sections.append(ALWAYS_OUTPUT)
@@ -107,23 +114,34 @@ def _multi_thread_ask(extractors: list[ExtractorLike]) -> str:
     )
 
 
+def prior_blocks(prior: PriorMetadata, extractors: list[ExtractorLike]) -> list[str]:
+    """Each section the call asks for that has a previous value, as the tagged block it is written in."""
+    return [f"<{slug}>\n{_as_text(value)}\n</{slug}>" for slug, value in _prior_values(prior, extractors)]
+
+
 def _prior_lines(prior: PriorMetadata, extractors: list[ExtractorLike]) -> list[str]:
+    """Multi-thread: one line per built-in hint (the thread's list stays compact), blocks for the rest."""
+    builtins = {CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE}
+    return [
+        f"- prior {slug}: {value}" if slug in builtins else f"<{slug}>{_as_text(value)}</{slug}>"
+        for slug, value in _prior_values(prior, extractors)
+    ]
+
+
+def _prior_values(prior: PriorMetadata, extractors: list[ExtractorLike]) -> list[tuple[str, Any]]:
     slugs = {e.slug for e in extractors}
-    lines: list[str] = []
     builtins = (
         (CURRENT_TASK, prior.current_task),
         (SUGGESTED_RESPONSE, prior.suggested_response),
         (THREAD_TITLE, prior.thread_title),
     )
-    for slug, value in builtins:
-        if value and slug in slugs:
-            lines.append(f"- prior {slug}: {value}")
+    values = [(slug, value) for slug, value in builtins if value and slug in slugs]
     for extractor in extractors:
-        if extractor.slug in slugs and extractor.include_previous_extraction:
+        if extractor.include_previous_extraction and extractor.slug not in dict(builtins):
             value = prior.extracted.get(extractor.slug)
             if value not in (None, "", [], {}):
-                lines.append(f"<{extractor.slug}>{_as_text(value)}</{extractor.slug}>")
-    return lines
+                values.append((extractor.slug, value))
+    return values
 
 
 def _as_text(value: Any) -> str:

@@ -32,8 +32,9 @@ class ObserverSettings(BaseModel):
     """The ``observation.*`` values one Observer call needs.
 
     ``model`` is a ``provider/model`` string, ``"default"``, or anything with ``resolve(n)``
-    (``ModelByInputTokens``). ``max_output_tokens=None`` applies the spec's rule: 100 000 for
-    the default model or a tier map, nothing for a custom model.
+    (``ModelByInputTokens``). ``temperature`` and ``max_output_tokens`` are sent as they are
+    (``None``: not sent); :meth:`from_config` takes them from the config, where
+    ``processors/config/roles.py`` filled in Mastra's role defaults.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -52,6 +53,7 @@ class ObserverSettings(BaseModel):
         default_factory=lambda: list(DEFAULT_OBSERVE_ATTACHMENTS)
     )
     tool_result_tokens: int = RESULT_TOKEN_LIMIT
+    max_tokens_per_batch: int = Field(default=10_000, gt=0, description="resource scope: tokens per call")
 
     @classmethod
     def from_config(cls, section: Any, model: Any = DEFAULT_MODEL) -> "ObserverSettings":
@@ -69,6 +71,7 @@ class ObserverSettings(BaseModel):
             "thread_title": getattr(section, "thread_title", False),
             "extractors": list(getattr(section, "extract", []) or []),
             "observe_attachments": getattr(section, "observe_attachments", list(DEFAULT_OBSERVE_ATTACHMENTS)),
+            "max_tokens_per_batch": getattr(section, "max_tokens_per_batch", 10_000),
         }
         provider_options = getattr(section, "provider_options", None)
         if provider_options is not None:

@@ -1,7 +1,8 @@
 """Parse a Reflector answer (spec §5.8): like the Observer's, but the whole text is the last resort.
 
-``current-task`` is ignored (the Reflector does not own it); ephemeral anchors such as ``[O12]``
-or ``[O3-N2]`` that a model may copy from recall output are removed.
+``current-task`` is read only when the call asked for it (a synchronous reflection, as Mastra's),
+and never left in the observations; ephemeral anchors such as ``[O12]`` or ``[O3-N2]`` that a model
+may copy from recall output are removed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ def parse_reflector_answer(text: str, extractors: Iterable[ExtractorLike]) -> Pa
         return ParsedAnswer(degenerate=True, warnings=["degenerate (repetitive) output"])
     inline = list(extractors)
     values, failures = parse_inline_values(text, inline)
-    values.pop(CURRENT_TASK, None)
     body = strip_inline_sections(text, [e.slug for e in inline] + [CURRENT_TASK])
     observations, warnings = observation_blocks(body)
     if not observations and not _has_observation_tag(body):

@@ -4,7 +4,9 @@ The system message quotes the Observer's rules, format and guidelines whole (ins
 ``<observational-memory-instruction>``) so that the rewrite keeps the format the Observer writes
 and the context reader expects, then says what reflecting means. It does not depend on the
 observations or the level, so it is the same on every attempt of a ladder (prompt cache). The
-request carries the observations, then the ask, then the level's guidance (``levels.py``).
+request carries the observations, then the ask, then the level's guidance (``levels.py``), then the
+previous values of the sections the call asks for (a synchronous reflection: the thread's current
+task and suggested response; custom extractors), each as the tagged block the answer writes.
 
 The checklist of rules these texts carry is ``processors/reflector/README.md``.
 """
@@ -124,6 +126,10 @@ def reflector_system_prompt(inline_extractors: Iterable[ExtractorLike], instruct
     return "\n\n".join(sections)
 
 
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
 def reflector_prompt(
     observations: str,
     level: int,
@@ -142,9 +148,10 @@ def reflector_prompt(
     if block:
         sections.append(block)
     if prior_extracted:
+        blocks = [f"<{slug}>\n{_as_text(value)}\n</{slug}>" for slug, value in prior_extracted.items()]
         sections.append(
             "## Prior Extracted Values\n\n"
-            + orjson.dumps(prior_extracted).decode()
+            + "\n\n".join(blocks)
             + "\n\nCarry these values forward, and change one only when the observations give a reason to."
         )
     if always_output:

@@ -1,10 +1,18 @@
-"""One Reflector cycle, IO-free: pick the slice and start level, climb the ladder, extract."""
+"""One Reflector cycle, IO-free: pick the slice and start level, climb the ladder, extract.
+
+As Mastra 1.31's: a synchronous reflection is asked for the current task and the suggested
+response and shown their previous values; a background one is asked for neither. Custom
+extractors get their previous values in both.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from processors.extraction.pipeline import builtin_extractors, split_extractors
+from processors.extraction.types import ExtractorLike
 from processors.extraction.structured import run_structured
-from processors.observer.model_choice import max_output_tokens, resolve_model
+from processors.observer.model_choice import resolve_model
 from processors.model_port import ModelCall, ModelCallError, ModelClient, TokenCounter, default_counter
 from processors.reflector.background_slice import background_slice
 from processors.reflector.ladder import Attempt, ReflectionFailed, climb
@@ -43,18 +51,20 @@ async def run_reflector(
     level0 = request.start_level if request.start_level is not None else start_level(request.mode, model)
     inline_custom, structured = split_extractors(settings.extractors)
     inline = builtin_extractors(
-        current_task=False, suggested_response=settings.suggested_response and not background, thread_title=False
+        current_task=settings.current_task and not background,
+        suggested_response=settings.suggested_response and not background, thread_title=False,
     ) + inline_custom
     system = reflector_system_prompt(inline, settings.instruction)
+    prior = _carried(request.prior_extracted, inline + structured)
 
     def call_for(level: int) -> ModelCall:
         prompt = reflector_prompt(text, level, specific_guidance=request.guidance,
-                                  prior_extracted=request.prior_extracted, always_output=background)
+                                  prior_extracted=prior, always_output=background)
         return ModelCall(
             role="reflector", model=model,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
             temperature=settings.temperature,
-            max_output_tokens=max_output_tokens(settings.model, settings.max_output_tokens),
+            max_output_tokens=settings.max_output_tokens,
             provider_options=settings.provider_options,
         )
 
@@ -77,14 +87,24 @@ async def run_reflector(
     parsed = result.parsed
     outcome.observations, outcome.token_count = parsed.observations, result.tokens
     outcome.level, outcome.levels_tried, outcome.reached_target = result.level, result.levels_tried, result.reached_target
+    outcome.current_task = parsed.current_task
     outcome.suggested_response = parsed.suggested_response
     outcome.extracted = parsed.custom_values()
     outcome.extraction_failures = list(parsed.failures)
     outcome.warnings = list(parsed.warnings)
     outcome.usage, outcome.attempts = result.usage, result.attempts
-    extra = await run_structured(llm, call_for(result.level), answers[result.level], structured, request.prior_extracted)
+    extra = await run_structured(llm, call_for(result.level), answers[result.level], structured, prior)
     outcome.extracted.update(extra.values)
     outcome.extraction_failures.extend(extra.failures)
     outcome.usage += extra.usage
     outcome.attempts += extra.attempts
     return outcome
+
+
+def _carried(previous: dict[str, Any], extractors: list[ExtractorLike]) -> dict[str, Any]:
+    """The previous values of the sections this call asks for, in the extractors' order."""
+    return {
+        e.slug: previous[e.slug]
+        for e in extractors
+        if e.include_previous_extraction and previous.get(e.slug) not in (None, "", [], {})
+    }

@@ -32,6 +32,7 @@ class ReflectorSettings(BaseModel):
     observation_tokens: int = 40_000
     buffer_activation: float = 0.5
     instruction: str | None = None
+    current_task: bool = True
     suggested_response: bool = True
     extractors: list[Any] = Field(default_factory=list, description="ExtractorSpec (custom only)")
 
@@ -47,7 +48,9 @@ class ReflectorRequest(BaseModel):
     mode: ReflectorMode = ReflectorMode.SYNC
     observations: str
     observation_token_count: int | None = None
-    prior_extracted: dict[str, Any] = Field(default_factory=dict)
+    prior_extracted: dict[str, Any] = Field(
+        default_factory=dict, description="previous values by slug, built-ins (current-task, …) included"
+    )
     guidance: str | None = None
     start_level: int | None = None
     target_tokens: int | None = Field(
@@ -67,6 +70,7 @@ class ReflectorOutcome(BaseModel):
     reached_target: bool = False
     level: int | None = None
     levels_tried: list[int] = Field(default_factory=list)
+    current_task: str | None = None
     suggested_response: str | None = None
     extracted: dict[str, Any] = Field(default_factory=dict)
     extraction_failures: list[ExtractionFailure] = Field(default_factory=list)

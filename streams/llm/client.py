@@ -1,6 +1,7 @@
 """The litellm-backed :class:`~processors.model_port.ModelClient` the workers use.
 
-It maps Mastra model names, applies the role's default temperature (when the model takes one),
+It maps Mastra model names, sends the temperature the call carries (the role defaults are decided in
+``processors/config/roles.py``),
 sets the output cap (the call's, else the model's known limit, else ``default_output_tokens``),
 sends each role to its endpoint (streams/llm/endpoints.py) with its timeout, and reports usage,
 attempts and the finish reason on every reply. The deterministic provider is registered on first
@@ -35,11 +36,9 @@ import litellm  # noqa: E402  (the environment variable must be set before this 
 from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
 from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
 from streams.llm.models import (  # noqa: E402
-    ROLE_TEMPERATURE,
     max_output_cap,
     provider_kwargs,
     provider_of,
-    supports_temperature,
     to_litellm_model,
 )
 from streams.llm.retry import RetryError, RetryPolicy, with_retry  # noqa: E402
@@ -119,9 +118,8 @@ class LiteLLMClient:
             **self.endpoints.for_call(call.role, call.model).kwargs(), **self._extra,
         }
         kwargs.setdefault("timeout", self.timeouts.get(call.role, DEFAULT_TIMEOUTS["observer"]))
-        temperature = call.temperature if call.temperature is not None else ROLE_TEMPERATURE.get(call.role)
-        if temperature is not None and supports_temperature(model):
-            kwargs["temperature"] = temperature
+        if call.temperature is not None:  # decided in processors/config/roles.py (drop_params drops it where unsupported)
+            kwargs["temperature"] = call.temperature
         cap = max_output_cap(model)
         if call.max_output_tokens is not None:
             kwargs["max_tokens"] = min(call.max_output_tokens, cap) if cap else call.max_output_tokens

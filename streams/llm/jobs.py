@@ -20,7 +20,7 @@ from processors.reflector.runner import run_reflector
 from processors.reflector.types import ReflectorMode, ReflectorRequest, ReflectorSettings
 from processors.tokens import TokenCounter
 from processors.extraction.working_memory import working_memory_extractor
-from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
+from schemas.jobs import ObserveJob, ObserveResult, PriorMetadata, ReflectJob, ReflectResult
 from streams.hooks.transform import NO_HOOKS, HookFailed, TransformHooks
 
 
@@ -35,7 +35,10 @@ def observer_settings(config: OMConfig) -> ObserverSettings:
 def reflector_settings(config: OMConfig) -> ReflectorSettings:
     section = config.reflection
     settings = section.model_settings
+    hints = section.continuation_hints
     return ReflectorSettings(
+        current_task=hints if isinstance(hints, bool) else hints.current_task,
+        suggested_response=hints if isinstance(hints, bool) else hints.suggested_response,
         model=config.reflector_model(),
         temperature=settings.temperature if settings else None,
         max_output_tokens=settings.max_output_tokens if settings else None,
@@ -83,6 +86,7 @@ async def run_observe_job(job: ObserveJob, config: OMConfig, llm: ModelClient,
         current_task=outcome.current_task, suggested_response=outcome.suggested_response,
         thread_title=outcome.thread_title, extracted_values=outcome.extracted or None,
         extraction_failures=[f.model_dump() for f in outcome.extraction_failures] or None,
+        thread_values=_thread_values(outcome) if job.scope == "resource" and failed is None else None,
     )
 
 
@@ -95,6 +99,7 @@ async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
         observation_token_count=job.input_tokens,
         start_level=job.start_level,
         target_tokens=job.target_tokens,
+        prior_extracted=_prior_values(job.prior_metadata),
         settings=reflector_settings(config),
     )
     outcome = await run_reflector(request, llm, counter)
@@ -104,7 +109,8 @@ async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
         ok=ok, error=outcome.error, started_at=started, completed_at=_now_ms(),
         usage=outcome.usage, attempts=outcome.attempts, warnings=outcome.warnings or None,
         observations=await hooks.after_reflection(outcome.observations, job) if ok else "",
-        suggested_response=outcome.suggested_response, compression_level=outcome.level,
+        current_task=outcome.current_task, suggested_response=outcome.suggested_response,
+        compression_level=outcome.level,
     )
 
 
@@ -131,7 +137,28 @@ def _threads(job: ObserveJob) -> list[ThreadInput]:
     by_thread = defaultdict(list)
     for message in job.messages:
         by_thread[message.thread_id].append(message)
-    return [ThreadInput(thread_id=t, messages=m) for t, m in by_thread.items()]
+    return [ThreadInput(thread_id=t, messages=m, prior=(job.thread_priors or {}).get(t, PriorMetadata()))
+            for t, m in by_thread.items()]
+
+
+def _thread_values(outcome) -> dict[str, PriorMetadata] | None:
+    """Resource scope: each thread's hints, title and extracted values, for its own metadata (§4.9).
+
+    A thread the model skipped (no notes) is left out, so its previous values stay."""
+    return {
+        thread_id: PriorMetadata(current_task=obs.current_task, suggested_response=obs.suggested_response,
+                                 thread_title=obs.thread_title, extracted=obs.extracted)
+        for thread_id, obs in outcome.threads.items()
+        if obs.observations.strip()
+    } or None
+
+
+def _prior_values(prior: PriorMetadata | None) -> dict:
+    """A thread's values by slug, built-ins included, as the Reflector carries them forward."""
+    if prior is None:
+        return {}
+    builtins = {"current-task": prior.current_task, "suggested-response": prior.suggested_response}
+    return {**prior.extracted, **{slug: value for slug, value in builtins.items() if value}}
 
 
 def _observations(job: ObserveJob, outcome) -> str:

@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 DEFAULT_MODEL = "google/gemini-2.5-flash"
@@ -35,8 +34,6 @@ _PROVIDERS = {
     "fireworks": "fireworks_ai",
     "amazon-bedrock": "bedrock",
 }
-_NO_TEMPERATURE = re.compile(r"(^|/)(o1|o3|o4)([-.]|$)|(^|/)gpt-5(?!\.\d+-chat)|(^|/)om-deterministic/")
-ROLE_TEMPERATURE = {"observer": 0.3, "reflector": 0.0, "extractor": 0.0, "reader": 0.0, "judge": 0.0}
 
 
 def to_litellm_model(model: str) -> str:
@@ -49,21 +46,6 @@ def to_litellm_model(model: str) -> str:
 
 def provider_of(litellm_model: str) -> str:
     return litellm_model.split("/", 1)[0] if "/" in litellm_model else ""
-
-
-def supports_temperature(litellm_model: str) -> bool:
-    """Reasoning families (o1/o3/o4, gpt-5) reject or ignore a temperature; others take one."""
-    if _NO_TEMPERATURE.search(litellm_model):
-        return False
-    try:
-        import litellm
-
-        params = litellm.get_supported_openai_params(
-            model=litellm_model.split("/", 1)[-1], custom_llm_provider=provider_of(litellm_model) or None
-        )
-    except Exception:  # unknown models: litellm raises; assume a plain chat model
-        return True
-    return params is None or "temperature" in params
 
 
 def max_output_cap(litellm_model: str) -> int | None:

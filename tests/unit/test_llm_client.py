@@ -2,11 +2,16 @@ import pytest
 
 from processors.model_port import ModelCall, ModelCallError
 from processors.observer.model_choice import resolve_model
-from processors.config import ModelByInputTokens
+from processors.config import ModelByInputTokens, OMConfig
+from processors.tokens import get_counter
+from schemas.jobs import ObserveJob
+from schemas.messages import ChatMessage, TextPart
 from streams.llm.client import LiteLLMClient
 from streams.llm.deterministic.provider import FAULTS
-from streams.llm.models import provider_kwargs, supports_temperature, to_litellm_model
+from streams.llm.jobs import run_job
+from streams.llm.models import provider_kwargs, to_litellm_model
 from streams.llm.retry import RetryPolicy
+from tests.unit._om_fakes import ScriptedModel
 
 import litellm
 
@@ -36,13 +41,12 @@ def test_mastra_model_strings_map_to_litellm(mastra, expected):
     assert to_litellm_model(mastra) == expected
 
 
-def test_temperature_defaults_per_role_only_when_supported():
+def test_temperature_sent_exactly_as_the_call_carries_it():
+    """The role defaults are decided in the config (roles.py); the client adds none of its own."""
     client = LiteLLMClient()
-    observer = client.request_kwargs(ModelCall(role="observer", model="google/gemini-2.5-flash", messages=USER))
-    reflector = client.request_kwargs(ModelCall(role="reflector", model="openai/gpt-4o", messages=USER))
-    reasoning = client.request_kwargs(ModelCall(role="observer", model="openai/o3", messages=USER))
-    assert observer["temperature"] == 0.3 and reflector["temperature"] == 0.0
-    assert "temperature" not in reasoning and not supports_temperature("openai/gpt-5")
+    unset = client.request_kwargs(ModelCall(role="observer", model="google/gemini-2.5-flash", messages=USER))
+    zero = client.request_kwargs(ModelCall(role="reflector", model="openai/gpt-4o", messages=USER, temperature=0.0))
+    assert "temperature" not in unset and zero["temperature"] == 0.0
 
 
 def test_max_output_capped_at_model_limit_and_thinking_budget_mapped():
@@ -98,3 +102,18 @@ async def test_deterministic_faults_classified(fail, transient, attempts):
     with pytest.raises(ModelCallError) as failed:
         await client.complete(ModelCall(role="observer", model=f"om-deterministic/observer?fail={fail}", messages=USER))
     assert (failed.value.transient, failed.value.attempts) == (transient, attempts)
+
+
+@pytest.mark.parametrize(("config", "temperature", "max_tokens"), [
+    ({}, 0.3, 65_536),                                   # OM's own default model: 100 000, capped at its limit
+    ({"model": "google/gemini-2.5-flash"}, 0.3, 65_536),  # named explicitly: Mastra sets no budget; the
+    ({"model": "openai/qwen-local"}, None, 8_192),        # client caps at the model's limit, else the default
+])                                                       # (issue 24: an uncapped local model loops on)
+async def test_what_the_worker_sends_is_what_the_role_defaults_decided(config, temperature, max_tokens):
+    message = ChatMessage(id="m1", thread_id="t", role="user", created_at=1733333580000, parts=[TextPart(text="hi")])
+    job = ObserveJob(cycle_id="c", key="thread:t", thread_id="t", resource_id="r", record_id="rec", generation=0,
+                     issued_at=0, mode="sync", messages=[message], tokens_to_observe=5)
+    model = ScriptedModel("<observations>\n* 🔴 (17:33) User said hi.\n</observations>")
+    await run_job(job, OMConfig.model_validate(config), model, get_counter())
+    kwargs = LiteLLMClient().request_kwargs(model.calls[0])
+    assert kwargs.get("temperature") == temperature and kwargs.get("max_tokens") == max_tokens

@@ -4,7 +4,8 @@ Rules (spec §5.3 closing, §5.6 built-ins), by string rules only:
 
 * current-task — the user's latest stated intent or request in the batch, or a question not yet
   answered ("Primary: …");
-  with none, the prior current task from the task prompt; else "Waiting for the user".
+  with none, the prior current task from the task prompt (its ``<current-task>`` block); else
+  "Waiting for the user".
 * suggested-response — after a user message: answer it; after an assistant offer ("Want me to …?"):
   follow up on the offer once the user answers; otherwise wait for the user.
 * thread-title — capitalised leading words of the first user message; custom slugs get the gist of
@@ -24,7 +25,7 @@ _REQUEST = re.compile(
     r"^(?:draft|write|book|find|plan|make|send|check|add|fix|shortlist|compare)\b",
     re.IGNORECASE,
 )
-_PRIOR_TASK = re.compile(r"^- prior current-task: (.+)$", re.M)
+_PRIOR_TASK = re.compile(r"^- prior current-task: (.+)$|^<current-task>\n((?s:.+?))\n</current-task>$", re.M)
 
 
 def sections(entries: list[Entry], asked: set[str], task: str) -> list[str]:
@@ -56,7 +57,7 @@ def _current_task(entries: list[Entry], task: str) -> str:
             if text and len(content_words(text)) >= 3 and _REQUEST.search(text if not rest.endswith("?") else rest):
                 return f"Primary: {_clip(text, 100)}"
     prior = _PRIOR_TASK.search(task)
-    return prior[1].strip() if prior else "Waiting for the user"
+    return (prior[1] or prior[2]).strip() if prior else "Waiting for the user"
 
 
 def _suggested_response(entries: list[Entry]) -> str:

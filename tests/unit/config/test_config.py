@@ -65,11 +65,36 @@ def test_s03_model_settings_only_fill_unset_values() -> None:
 def test_s03_temperature_only_for_models_that_accept_one() -> None:
     config = OMConfig(model="openai/o3-mini")
     assert config.observation.model_settings.temperature is None
-    assert OMConfig(model="openai/gpt-5-chat-latest").observation.model_settings.temperature == 0.3
+    assert OMConfig(model="openai/gpt-5-chat-latest").observation.model_settings.temperature is None
     tiers = OMConfig(model={"upTo": {10_000: "openai/gpt-4o-mini", 100_000: "openai/gpt-5"}})
     assert isinstance(tiers.observer_model(), ModelByInputTokens)
     assert tiers.observation.model_settings.temperature is None
     assert tiers.observation.model_settings.max_output_tokens == 100_000
+
+
+@pytest.mark.parametrize(("model", "observer", "reflector"), [
+    ("google/gemini-2.5-flash", 0.3, 0.0),      # listed in Mastra's registry
+    ("openai/gpt-4o", 0.3, 0.0),
+    ("anthropic/claude-sonnet-4-5", 0.3, 0.0),
+    ("openrouter/openai/gpt-4o-mini", 0.3, 0.0),  # a gateway: asked about the nested provider
+    ("openai/qwen-local", None, None),          # a local OpenAI-compatible server's alias
+    ("ollama/llama3.2", None, None),            # a provider without a list
+    ("google/gemini-2.0-flash", None, None),    # not listed
+    ("openai/gpt-5", None, None),
+])
+def test_s03_default_temperature_only_where_mastra_sends_one(model, observer, reflector) -> None:
+    config = OMConfig(model=model)
+    assert config.observation.model_settings.temperature == observer
+    assert config.reflection.model_settings.temperature == reflector
+
+
+def test_s03_a_model_named_explicitly_gets_no_output_budget_even_the_default_one() -> None:
+    for config in (OMConfig(model="google/gemini-2.5-flash"), OMConfig.from_mastra(True),
+                   OMConfig(observation={"model": "openai/qwen-local"})):
+        assert config.observation.model_settings.max_output_tokens is None
+        assert config.reflection.model_settings.max_output_tokens is None
+    assert OMConfig(model="google/gemini-2.5-flash",
+                    observation={"model_settings": {"max_output_tokens": 4096}}).observation.model_settings.max_output_tokens == 4096
 
 
 def test_s04_resource_scope_without_buffering_keys_turns_buffering_off() -> None:

@@ -47,10 +47,25 @@ async def test_prompt_sections_for_sync_with_prior_metadata_and_extractors():
     assert "<current-task>" in system and "<thread-title>" in system and "<mood>" in system
     assert system.endswith("=== CUSTOM INSTRUCTIONS ===\nBe brief.")
     assert "## Previous Observations\n\n* 🔴 (09:00) old" in task
-    assert "- prior current-task: plan trip" in task and "- prior thread-title: Rome" in task
-    assert "<mood>calm</mood>" in task
+    assert "<current-task>\nplan trip\n</current-task>" in task and "<thread-title>\nRome\n</thread-title>" in task
+    assert "<mood>\ncalm\n</mood>" in task
     assert history[0]["text"] == "## New Message History to Observe"
     assert outcome.extracted == {"mood": "happy"} and outcome.current_task == "book"
+
+
+async def test_sync_call_sends_the_previous_task_and_reply_as_tagged_blocks_to_write_again():
+    prior = PriorMetadata(current_task="Primary: plan the Rome trip", suggested_response="Ask which dates suit")
+    model = ScriptedModel(GOOD)
+    await run_observer(_request(prior=prior), model, COUNTER)
+    task = model.calls[0].messages[1]["content"]
+    metadata = task.split("## Prior Thread Metadata\n\n")[1].split("\n\n## Your Task")[0]
+    assert metadata.startswith(
+        "<current-task>\nPrimary: plan the Rome trip\n</current-task>\n\n"
+        "<suggested-response>\nAsk which dates suit\n</suggested-response>\n\n"
+    )
+    assert "- prior" not in metadata and metadata.count("plan the Rome trip") == 1
+    assert metadata.endswith("Write each of these blocks again in your answer: changed where the new "
+                             "messages change it, as it is where it still holds.")
 
 
 async def test_buffer_mode_drops_continuation_hints_and_asks_for_output():
