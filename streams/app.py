@@ -41,7 +41,7 @@ from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
-from streams import embedded, state_codec
+from streams import embedded, fetch_wait, state_codec
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
@@ -92,6 +92,8 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         broker_session_timeout=settings.session_timeout_ms / 1000,
         broker_heartbeat_interval=settings.session_timeout_ms / 3000,
     )
+
+    fetch_wait.install(app, settings.fetch_max_wait_ms)
 
     def topic(name: str) -> faust.TopicT:
         return app.topic(name, key_serializer="raw", value_serializer="raw", partitions=settings.partitions)
