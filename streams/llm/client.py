@@ -4,6 +4,10 @@ It maps Mastra model names, applies the role's default temperature (when the mod
 caps the output budget at what the model can produce, retries transient errors, and reports
 usage and attempts on every reply. The deterministic provider is registered on first use of an
 ``om-deterministic/…`` model.
+
+litellm is imported on the first call, in a thread: its import is most of a worker's start-up
+(seconds of CPU), and the processor, which never calls a model, must not wait for it after a
+restart; done on the event loop it would stall every agent meanwhile.
 """
 
 from __future__ import annotations
@@ -13,9 +17,7 @@ import os
 import random
 from typing import Any, Awaitable, Callable
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm  # noqa: E402  (the environment variable must be set before this import)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
 
 from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
 from streams.llm.models import (  # noqa: E402
@@ -29,6 +31,12 @@ from streams.llm.models import (  # noqa: E402
 from streams.llm.retry import RetryError, RetryPolicy, with_retry  # noqa: E402
 
 Completion = Callable[..., Awaitable[Any]]
+
+
+def _litellm_completion() -> Completion:
+    import litellm
+
+    return litellm.acompletion
 
 
 class LiteLLMClient:
@@ -47,15 +55,17 @@ class LiteLLMClient:
         self.retry = retry
         self._sleep = sleep
         self._rng = rng
-        self._completion = completion or litellm.acompletion
+        self._completion = completion
+        self._loading: asyncio.Task[Completion] | None = None
         self._timeout = timeout
         self._extra = dict(extra or {})
 
     async def complete(self, call: ModelCall) -> ModelReply:
+        completion = self._completion or await self._load()
         kwargs = self.request_kwargs(call)
         try:
             response, attempts = await with_retry(
-                lambda: self._completion(**kwargs), self.retry, self._sleep, self._rng
+                lambda: completion(**kwargs), self.retry, self._sleep, self._rng
             )
         except RetryError as exc:
             raise ModelCallError(
@@ -64,6 +74,13 @@ class LiteLLMClient:
                 attempts=exc.attempts,
             ) from exc.last
         return ModelReply(text=_content(response), usage=_usage(response), attempts=attempts, model=kwargs["model"])
+
+    async def _load(self) -> Completion:
+        """litellm's ``acompletion``, imported once in a thread however many calls wait for it."""
+        if self._loading is None:
+            self._loading = asyncio.ensure_future(asyncio.to_thread(_litellm_completion))
+        self._completion = await asyncio.shield(self._loading)
+        return self._completion
 
     def request_kwargs(self, call: ModelCall) -> dict[str, Any]:
         """Everything passed to ``litellm.acompletion`` for ``call`` (exposed for tests and logs)."""
