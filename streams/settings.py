@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     batch_max: int = Field(default=500, ge=1, description="input records folded per batch")
     batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")
     commit_interval_ms: int = Field(default=100, ge=10, description="transaction commit interval")
+    fetch_max_wait_ms: int = Field(default=100, ge=1, description="longest fetch long-poll of the worker's "
+                                   "consumer (Faust hard-codes 1500); bounds the wait for the first input "
+                                   "after recovery (streams/fetch_wait.py)")
     crash_at: str = Field(default="", description="fault tests only: the worker kills itself (SIGKILL) after "
                           "sending, before committing, a batch that emits this lifecycle event type")
     commit_stall_s: float = Field(default=60.0, ge=0, description="a worker whose acknowledged input stays "

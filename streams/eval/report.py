@@ -47,8 +47,10 @@ def summarise(rows: list[dict[str, Any]], replays: list[dict[str, Any]], meta: d
 
 def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
     """From litellm's offline cost map (LITELLM_LOCAL_MODEL_COST_MAP); None for a model it does not price."""
-    from streams.llm.client import litellm
+    import streams.llm.client  # noqa: F401 - sets the offline cost map before litellm is imported
     from streams.llm.models import to_litellm_model
+
+    import litellm
 
     try:
         prompt, completion = litellm.cost_per_token(model=to_litellm_model(model), prompt_tokens=input_tokens,

@@ -17,6 +17,10 @@ Rules this file keeps (issue 24):
   a truncated answer is never returned as complete.
 * Every call logs its start, each retry, and its end or failure: model, role, tokens, latency —
   never prompt or answer text, never the key. litellm prints nothing to stdout.
+
+litellm is imported on the first call, in a thread: its import is most of a worker's start-up
+(seconds of CPU), and the processor, which never calls a model, must not wait for it after a
+restart; done on the event loop it would stall every agent meanwhile.
 """
 
 from __future__ import annotations
@@ -29,9 +33,7 @@ import time
 from dataclasses import replace
 from typing import Any, Awaitable, Callable, Mapping
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm  # noqa: E402  (the environment variable must be set before this import)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
 
 from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
 from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
@@ -43,10 +45,16 @@ from streams.llm.models import (  # noqa: E402
 )
 from streams.llm.retry import RetryError, RetryPolicy, with_retry  # noqa: E402
 
-litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
-litellm.set_verbose = False
 Completion = Callable[..., Awaitable[Any]]
 log = logging.getLogger("streams.llm.calls")
+
+
+def _litellm_completion() -> Completion:
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
+    litellm.set_verbose = False
+    return litellm.acompletion
 
 
 class LiteLLMClient:
@@ -67,7 +75,8 @@ class LiteLLMClient:
         self.retry = retry
         self._sleep = sleep
         self._rng = rng
-        self._completion = completion or litellm.acompletion
+        self._completion = completion
+        self._loading: asyncio.Task[Completion] | None = None
         self.timeouts = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
         self.endpoints = endpoints or Endpoints()
         self.default_output_tokens = default_output_tokens
@@ -90,6 +99,8 @@ class LiteLLMClient:
         )
 
     async def complete(self, call: ModelCall) -> ModelReply:
+        if self._completion is None:
+            await self._load()
         kwargs = self.request_kwargs(call)
         reply = await self._send(call, kwargs)
         if reply.finish_reason != "length":
@@ -105,6 +116,13 @@ class LiteLLMClient:
         if again.finish_reason == "length":
             raise self._cut_off(call, {**kwargs, "max_tokens": raised}, total)
         return total
+
+    async def _load(self) -> Completion:
+        """litellm's ``acompletion``, imported once in a thread however many calls wait for it."""
+        if self._loading is None:
+            self._loading = asyncio.ensure_future(asyncio.to_thread(_litellm_completion))
+        self._completion = await asyncio.shield(self._loading)
+        return self._completion
 
     def request_kwargs(self, call: ModelCall) -> dict[str, Any]:
         """Everything passed to ``litellm.acompletion`` for ``call`` (exposed for tests and logs)."""

@@ -117,3 +117,35 @@ async def test_what_the_worker_sends_is_what_the_role_defaults_decided(config, t
     await run_job(job, OMConfig.model_validate(config), model, get_counter())
     kwargs = LiteLLMClient().request_kwargs(model.calls[0])
     assert kwargs.get("temperature") == temperature and kwargs.get("max_tokens") == max_tokens
+
+
+def test_the_worker_app_starts_without_importing_litellm():
+    """litellm's import is seconds of a restart; only the first model call may pay it."""
+    import subprocess
+    import sys
+
+    code = "import sys, streams.worker, streams.app; print('litellm' in sys.modules)"
+    from streams.settings import PROJECT_ROOT
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
+    assert out.stdout.strip() == "False"
+
+
+async def test_concurrent_first_calls_share_one_litellm_import(monkeypatch):
+    import asyncio
+
+    from streams.llm import client as client_module
+
+    loads: list[int] = []
+    real = client_module._litellm_completion
+
+    def counted():
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(client_module, "_litellm_completion", counted)
+    client = LiteLLMClient(extra={"mock_response": "ok"})
+    replies = await asyncio.gather(*(client.complete(ModelCall(role="observer", model="openai/gpt-4o",
+                                                               messages=USER)) for _ in range(4)))
+    await client.complete(ModelCall(role="observer", model="openai/gpt-4o", messages=USER))
+    assert [r.text for r in replies] == ["ok"] * 4 and loads == [1]

@@ -1,0 +1,46 @@
+"""Faust's worker consumer with a configurable fetch long-poll instead of its hard-coded 1.5 s.
+
+Faust's aiokafka driver (faust-streaming 0.15.3, ``_create_worker_consumer``) builds its consumer
+with ``fetch_max_wait_ms=1500``. aiokafka keeps one fetch in flight per broker, and a fetch for
+partitions with nothing new is held by the broker for that long. When recovery ends, the input
+partitions are resumed while such a fetch (for the changelog, now read to its end) is held, so the
+first input record waits up to 1.5 s behind it — after every start and rebalance. A fetch is
+answered as soon as any partition in it has data, so a shorter wait costs only idle polls.
+
+Rule kept: everything else about the consumer is Faust's; only the one number changes, set on the
+aiokafka consumer before it starts (aiokafka reads it when it builds its fetcher in ``start``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faust
+from faust.transport.drivers import aiokafka as faust_aiokafka
+
+
+class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+    def _create_worker_consumer(self, transport: Any) -> Any:
+        consumer = super()._create_worker_consumer(transport)
+        consumer._fetch_max_wait_ms = transport.fetch_max_wait_ms
+        return consumer
+
+
+class _Consumer(faust_aiokafka.Consumer):
+    def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
+        return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+
+class _Transport(faust_aiokafka.Transport):
+    Consumer = _Consumer
+
+    def __init__(self, url: Any, app: faust.App, fetch_max_wait_ms: int) -> None:
+        super().__init__(url, app)
+        self.fetch_max_wait_ms = fetch_max_wait_ms
+
+
+def install(app: faust.App, fetch_max_wait_ms: int) -> None:
+    """Before the app starts: its consumer transport becomes this one (the producer's is separate)."""
+    if not app.conf.broker_consumer[0].scheme.startswith("kafka"):
+        raise ValueError(f"the fetch-wait patch needs Faust's aiokafka transport, not {app.conf.broker_consumer[0]}")
+    app.transport = _Transport(app.conf.broker_consumer, app, fetch_max_wait_ms)

@@ -1,0 +1,82 @@
+"""Faust table recovery that ends when the changelog's last committed record is applied.
+
+Faust (faust-streaming 0.15.3, ``faust/tables/recovery.py``) counts a changelog partition as
+recovered once the record at ``end offset - 1`` is applied. Under ``exactly_once`` that offset
+is a transaction marker, which no consumer ever receives, so recovery ends only by a fallback:
+two 5-second empty polls of the changelog queue (``_slurp_changelogs``, hard-coded), then
+"positions past the end" — ten seconds after every start or rebalance that assigns state, with
+nothing processed meanwhile.
+
+The patch is one method: :meth:`PromptRecovery._build_highwaters` puts the offset of the last
+committed *record* where Faust puts ``end - 1`` (found by :mod:`streams.changelog_tail` with a
+read_committed consumer of its own), so Faust's own rule ("applied up to the highwater") ends
+recovery the moment that record is applied. Everything else is Faust's. Should the tail read
+fail, Faust's own highwater is used and its ten-second fallback still ends recovery.
+
+:class:`PromptTableManager` is how Faust takes it (``faust.App(TableManager=...)``); it also drops
+the fixed one-second sleep Faust's table manager starts with (it lets tables be declared late;
+ours are all declared before the app starts).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from faust.tables import TableManager
+from faust.tables.recovery import Recovery
+from faust.types import TP
+
+from streams.changelog_tail import last_committed_offsets
+
+log = logging.getLogger(__name__)
+
+
+class PromptRecovery(Recovery):
+    _tail_reader: AIOKafkaConsumer | None = None
+
+    async def _build_highwaters(self, consumer: Any, tps: set[TP], destination: Any, title: str) -> None:
+        if not tps:
+            return
+        try:
+            reader = await self._reader()
+            found = await last_committed_offsets(reader, {TopicPartition(tp.topic, tp.partition) for tp in tps},
+                                                 deadline_s=self.app.conf.broker_request_timeout)
+        except Exception as error:  # noqa: BLE001 — Faust's own highwaters and fallback still recover
+            log.warning("om.recovery.tail_read_failed", extra={"error": repr(error), "action": "Faust's highwaters"})
+            await super()._build_highwaters(consumer, tps, destination, title)
+            return
+        highwaters = {TP(tp.topic, tp.partition): offset for tp, offset in found.items()}
+        self.log.info("Last committed record of %s changelog partitions:\n%s", title,
+                      self._highwater_logtable(highwaters, title=title))
+        destination.update(highwaters)
+
+    async def _reader(self) -> AIOKafkaConsumer:
+        if self._tail_reader is None:
+            servers = [f"{url.host}:{url.port or 9092}" for url in self.app.conf.broker]
+            reader = AIOKafkaConsumer(bootstrap_servers=servers, group_id=None, enable_auto_commit=False,
+                                      isolation_level="read_committed", fetch_max_wait_ms=50,
+                                      client_id=f"{self.app.conf.id}-changelog-tail")
+            await reader.start()
+            self._tail_reader = reader
+        return self._tail_reader
+
+    async def on_stop(self) -> None:
+        await super().on_stop()
+        if self._tail_reader is not None:
+            await self._tail_reader.stop()
+            self._tail_reader = None
+
+
+class PromptTableManager(TableManager):
+    @property
+    def recovery(self) -> Recovery:
+        if self._recovery is None:
+            self._recovery = PromptRecovery(self.app, self, beacon=self.beacon, loop=self.loop)
+        return self._recovery
+
+    async def on_start(self) -> None:
+        if not self.should_stop:
+            await self._update_channels()
+            await self.recovery.start()
