@@ -7,7 +7,10 @@ their inputs, and finds none of them there.
 
 from __future__ import annotations
 
+import json
+import re
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import litellm
@@ -179,3 +182,12 @@ def test_every_label_set_is_bounded_and_holds_no_id_from_a_run() -> None:
     body, _ = metrics.exposition()
     for an_id in IDS:
         assert an_id.encode() not in body
+
+
+def test_the_sample_dashboard_queries_only_metrics_that_exist() -> None:
+    dashboard = json.loads((Path(__file__).parents[2] / "deploy" / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    used = {re.sub(r"_(total|bucket|count|sum)$", "", name) for e in exprs for name in re.findall(r"\bom_[a-z_]+", e)}
+    defined = {f.name for f in REGISTRY.collect() if f.name.startswith("om_")}
+    assert used and used <= defined, used - defined
+    assert {"om_consumer_lag", "om_llm_tokens", "om_dead_letters", "om_reader_request_seconds"} <= used
