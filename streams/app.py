@@ -45,7 +45,7 @@ from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
-from streams import embedded, fetch_wait, state_codec
+from streams import embedded, fetch_wait, metrics, state_codec
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
@@ -86,7 +86,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         consumer_auto_offset_reset="earliest",
         broker_commit_interval=NEVER,  # commits run under the fence, see _install_commit_fence
         broker_commit_every=1 << 62,
-        web_enabled=True,  # health ("/" answers {"status": "OK"}) and metrics ("/performance/") only:
+        web_enabled=True,  # health ("/"), Faust's "/performance/" and our Prometheus "/metrics" only:
         web_tables_enabled=False,  # /table/<name>/<key>/ served any tenant's state, and logged it on a 500
         web_router_enabled=False,  # /router/ lists workers and which one owns a key: an existence oracle
         web_graph_enabled=False,
@@ -113,6 +113,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     shutdown = CallShutdown()
     app.om_call_shutdown = shutdown  # type: ignore[attr-defined]  # the worker calls begin() on SIGTERM
     _install_commit_fence(app, settings, fence, shutdown)
+    _install_metrics_page(app)
     if role in ("all", "processor"):
         guard = StallGuard(app, settings)
         guard.install()
@@ -123,6 +124,17 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient.from_settings(settings, config),
                             fence, shutdown)
     return app
+
+
+def _install_metrics_page(app: faust.App) -> None:
+    """``/metrics`` on the worker's web port: the process registry (streams/metrics.py), open like
+    the health page — it carries no tenant data. Consumer lag is read from this app's consumer."""
+    metrics.CONSUMER_LAG.watch(app)
+
+    @app.page("/metrics")
+    async def prometheus_metrics(self: Any, request: Any) -> Any:
+        body, content_type = metrics.exposition()
+        return self.bytes(body, headers={"Content-Type": content_type})
 
 
 def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock, shutdown: CallShutdown) -> None:
@@ -186,11 +198,13 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             records = [InputRecord(e.message.topic, e.message.partition, e.message.offset, e.key, e.value,
                                    _log_time_ms(e.message.timestamp)) for e in events]
             async with fence:  # no commit may split this batch: effects, state and offsets go together
+                started = time.monotonic()
                 try:
                     await _fold_and_send(app, folder, changelog, table, owners, records, settings)
                 except Exception as error:  # noqa: BLE001 - an unconfirmed batch must never commit
                     restart_in_place("om.processor.batch_failed", error=error_name(error),
                                      partitions=sorted({r.partition for r in records}))
+                metrics.folded(records, time.monotonic() - started)
                 for event in events:
                     await stream.ack(event)
                 for record in records:  # acked in order and all at once: the guard may expect them committed
@@ -213,6 +227,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                 await delivery
             except Exception as error:  # noqa: BLE001 - not ticked: the next round tries again
                 log.warning("om.idle_tick.not_sent", extra={"error": error_name(error)})
+                metrics.failure("idle-tick-send")
                 continue
             ticked[key] = reason
 
@@ -235,6 +250,9 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
         deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
                                                 orjson.dumps(key), None))
     await confirm(deliveries)
+    metrics.events_emitted(result.event_counts)
+    for stage, field in result.dead_letter_reasons:
+        metrics.dead_letter(stage, field)
     crash_if_armed(settings.crash_at, result.event_types)
 
 
@@ -269,8 +287,11 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                     offset=event.message.offset, key=event.key, value=event.value, error=exc,
                     stage="decode", failed_at=int(time.time() * 1000))
                 await deliver(stream, event, topics.dlq, letter.to_bytes())
+                metrics.dead_letter(letter.stage, letter.field)
                 continue
-            result = await shutdown.run(run_job(job, config, llm, counter, hooks))
+            kind = metrics.job_kind(job.kind)
+            with metrics.JOBS_IN_FLIGHT.labels(kind).track_inprogress():
+                result = await shutdown.run(run_job(job, config, llm, counter, hooks))
             if result is None:
                 await stream.ack(event)  # local only: commits are off, the restart re-runs the job
                 continue
@@ -281,6 +302,9 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                                            # the kinds only: a warning's example quotes the answer
                                            "warnings": [w.split(", e.g.")[0] for w in result.warnings or []]})
             await deliver(stream, event, topics.results, result.to_bytes())
+            metrics.JOBS_DONE.labels(kind, "ok" if result.ok else "failed").inc()
+            if getattr(result, "degenerate", False):
+                metrics.failure("degenerate-output")
 
 
 def _log_time_ms(timestamp: float | None) -> int | None:

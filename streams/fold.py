@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,7 +73,9 @@ class FoldResult:
     changed: dict[str, int] = field(default_factory=dict)
     deleted: dict[str, int] = field(default_factory=dict)
     dead_letters: int = 0
+    dead_letter_reasons: list[tuple[str, str | None]] = field(default_factory=list)  # (stage, field)
     event_types: set[str] = field(default_factory=set)
+    event_counts: Counter[tuple[str, str | None]] = field(default_factory=Counter)  # (type, operation_type)
 
 
 class BatchFolder:
@@ -126,15 +129,17 @@ class BatchFolder:
             result.changed[key] = record.partition
             result.deleted.pop(key, None)
         result.outgoing.extend(outgoing)
-        result.event_types.update(event_types)
+        result.event_types.update(event_type for event_type, _ in event_types)
+        result.event_counts.update(event_types)
 
-    def _effects(self, key: str, decision: Decision, p: int) -> tuple[KeyState | None, list[Outgoing], set[str]]:
+    def _effects(self, key: str, decision: Decision,
+                 p: int) -> tuple[KeyState | None, list[Outgoing], Counter[tuple[str, str | None]]]:
         """The records a decision sends, each within the record limit, and the state they leave.
 
         A job that cannot fit is not sent: its failed result is folded at once (streams/job_size.py),
         and that decision's records join the batch. Any other record over the limit refuses the
         input (a dead letter, the key's state untouched): sent, it would break the transaction."""
-        key_bytes, out, types = key.encode(), [], set()
+        key_bytes, out, types = key.encode(), [], Counter()
         state, decisions, refolds = decision.state, [decision], 0
         while decisions:
             current = decisions.pop(0)
@@ -154,7 +159,7 @@ class BatchFolder:
                                         self.config))
             out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in current.events)
             out.extend(Outgoing(self.topics.records, p, key_bytes, d.to_bytes()) for d in current.deltas)
-            types.update(ev.type for ev in current.events)
+            types.update((ev.type, getattr(ev, "operation_type", None)) for ev in current.events)
         oversized = [o.topic for o in out if len(o.value) + len(key_bytes) > self.record_limit]
         if oversized:
             raise _Rejected("", f"its effects exceed the broker's record limit ({self.record_limit} bytes) "
@@ -169,6 +174,7 @@ class BatchFolder:
         )
         result.outgoing.append(Outgoing(self.topics.dlq, record.partition, letter.key, letter.to_bytes()))
         result.dead_letters += 1
+        result.dead_letter_reasons.append((letter.stage, letter.field))
         log.warning("om.dead_letter", extra={"topic": record.topic, "partition": record.partition,
                                              "offset": record.offset, "stage": letter.stage,
                                              "field": letter.field})

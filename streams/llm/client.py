@@ -16,7 +16,8 @@ Rules this file keeps (issue 24):
   cap doubled (up to the model's limit); cut off again, or no room to raise it, the call fails —
   a truncated answer is never returned as complete.
 * Every call logs its start, each retry, and its end or failure: model, role, tokens, latency —
-  never prompt or answer text, never the key. litellm prints nothing to stdout.
+  never prompt or answer text, never the key — and counts in the metrics (streams/metrics.py) by
+  role and model. litellm prints nothing to stdout.
 
 litellm is imported on the first call, in a thread: its import is most of a worker's start-up
 (seconds of CPU), and the processor, which never calls a model, must not wait for it after a
@@ -36,6 +37,7 @@ from typing import Any, Awaitable, Callable, Mapping
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
 
 from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
+from streams import metrics  # noqa: E402
 from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
 from streams.llm.models import (  # noqa: E402
     max_output_cap,
@@ -171,6 +173,7 @@ class LiteLLMClient:
         try:
             response, attempts = await with_retry(attempt, self.retry, self._sleep, self._rng, on_retry)
         except RetryError as exc:
+            metrics.llm_call(call.role, kwargs["model"], time.monotonic() - started, ok=False)
             log.error("om.llm.call.failed", extra=_fields(call, kwargs, attempts=exc.attempts, transient=exc.transient,
                                                            error=_error_kind(exc.last), latency_ms=_ms(started)))
             raise ModelCallError(
@@ -180,6 +183,8 @@ class LiteLLMClient:
             ) from exc.last
         reply = ModelReply(text=_content(response), usage=_usage(response), attempts=attempts,
                            model=kwargs["model"], finish_reason=_finish_reason(response))
+        metrics.llm_call(call.role, kwargs["model"], time.monotonic() - started, ok=True,
+                         input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens)
         log.info("om.llm.call.done", extra=_fields(
             call, kwargs, attempts=attempts, input_tokens=reply.usage.input_tokens,
             output_tokens=reply.usage.output_tokens, finish_reason=reply.finish_reason, latency_ms=_ms(started)))

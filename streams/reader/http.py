@@ -4,8 +4,11 @@ Authentication: ``Authorization: Bearer <token>``; each token maps to the resour
 (``OM_READER_TOKENS``); an empty token never authenticates. A request names its resource
 (``resource_id``, a string), or omits it when the token reads exactly one. A token that may not read the named resource gets 403; a thread that is not
 the resource's gets 404 whether it exists elsewhere or not, after the same queries either way
-(streams/reader/resolve.py). ``/openapi.json`` and ``/healthz`` are
-open. Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource.
+(streams/reader/resolve.py). ``/openapi.json``, ``/healthz`` and ``/metrics`` are
+open: the metrics (streams/metrics.py) carry no tenant data — no resource, thread or message ids
+as labels, no text — so a Prometheus scraper needs no token that would also read memories; keep
+the port off the public network as you would the worker's. Every request's latency is recorded
+by route template (never the path, which holds a thread id). Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 import orjson
 from aiohttp import web
 from pydantic import BaseModel
 
+from streams import metrics
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.models import ContextResponse, ErrorResponse, StatusResponse
 from streams.reader.openapi import openapi_document
@@ -27,7 +32,7 @@ log = logging.getLogger(__name__)
 READER = web.AppKey("reader", Reader)
 TOKENS = web.AppKey("tokens", dict)
 RESOURCES = web.RequestKey("resources", frozenset)
-OPEN_PATHS = frozenset({"/openapi.json", "/healthz"})
+OPEN_PATHS = frozenset({"/openapi.json", "/healthz", "/metrics"})
 MAX_WAIT_S = 30.0
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -35,11 +40,12 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def create_app(reader: Reader, tokens: Mapping[str, Sequence[str]]) -> web.Application:
     """The reader's aiohttp application; ``tokens`` maps bearer tokens to readable resource ids."""
-    app = web.Application(middlewares=[_errors, _auth])
+    app = web.Application(middlewares=[_timed, _errors, _auth])
     app[READER] = reader
     app[TOKENS] = {token: frozenset(resources) for token, resources in tokens.items()}
     app.router.add_get("/openapi.json", _openapi)
     app.router.add_get("/healthz", _health)
+    app.router.add_get("/metrics", _metrics)
     app.router.add_get("/v1/threads/{thread_id}/context", _context)
     app.router.add_get("/v1/threads/{thread_id}/status", _status)
     app.router.add_post("/v1/recall", _recall)
@@ -53,6 +59,25 @@ def _json(model: BaseModel, status: int = 200) -> web.Response:
 
 def _error(status: int, message: str) -> web.Response:
     return _json(ErrorResponse(error=message), status)
+
+
+@web.middleware
+async def _timed(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Latency by route template (``/v1/threads/{thread_id}/context``), method and status."""
+    started = time.monotonic()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as error:
+        status = error.status
+        raise
+    finally:
+        resource = request.match_info.route.resource
+        route = resource.canonical if resource is not None else "unmatched"
+        method = request.method if request.method in ("GET", "POST", "HEAD") else "other"
+        metrics.READER_SECONDS.labels(route, method, str(status)).observe(time.monotonic() - started)
 
 
 @web.middleware
@@ -137,6 +162,11 @@ async def _recall(request: web.Request) -> web.Response:
 
 async def _openapi(request: web.Request) -> web.Response:
     return web.Response(body=orjson.dumps(openapi_document()), content_type="application/json")
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    body, content_type = metrics.exposition()
+    return web.Response(body=body, headers={"Content-Type": content_type})
 
 
 async def _health(request: web.Request) -> web.Response:

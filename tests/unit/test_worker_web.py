@@ -1,4 +1,5 @@
-"""Issue 18 item 7: the worker's web port serves health and metrics only, never table contents.
+"""Issue 18 item 7: the worker's web port serves health and metrics only, never table contents
+(issue 23 item 2 adds the Prometheus ``/metrics`` page).
 
 Faust's defaults serve ``/table/<table>/<key>/`` (any tenant's state; 404 vs 500 told whether a
 thread id exists, and each 500 logged the raw state) and ``/router/`` (which worker owns a key).
@@ -23,3 +24,4 @@ def test_the_worker_web_port_serves_no_table_or_router_views(tmp_path: Path) -> 
     paths = {route.resource.canonical for route in app.web.web_app.router.routes()}
     assert not any(p.startswith(("/table", "/router", "/graph", "/stats")) for p in paths), paths
     assert "/" in paths
+    assert "/metrics" in paths, "the Prometheus page (streams/metrics.py)"

@@ -1,0 +1,188 @@
+"""The pipeline's Prometheus metrics (issue 23 item 2): one process registry, scraped at ``/metrics``.
+
+The worker's Faust web port and the reader's HTTP port both serve :func:`exposition` (an embedded
+worker runs both in one process, so both pages show the same registry). Every name starts ``om_``;
+the Grafana sample in ``deploy/grafana-dashboard.json`` uses them.
+
+Rules this module keeps:
+
+* Labels come from closed sets only: a topic's kind, a partition number, a role, a configured
+  model name, a lifecycle event type, a dead letter's stage and field class, a route template, an
+  HTTP status. Never a thread, resource, message or cycle id, a key, or any text of a message or
+  an error — :data:`LABEL_NAMES` lists every label name in use and a unit test holds them to it.
+* A value from outside (a topic name, an event type, a dead letter's field path) is mapped onto
+  its closed set here; anything unknown becomes ``other``, so a hostile input cannot grow a series.
+* Recording never raises into the pipeline and costs a dict lookup; consumer lag is read at
+  scrape time from what the Faust consumer already knows (no broker round trip).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from schemas.tagged import members_by_tag
+from schemas.control import ControlEvent
+from schemas.jobs import Job, JobResult
+from schemas.messages import ChatMessage
+
+log = logging.getLogger(__name__)
+
+TOPIC_KINDS = frozenset({"messages", "control", "jobs", "results", "events", "records", "dlq"})
+EVENT_TYPES = frozenset({"status", "observation-start", "observation-end", "observation-failed",
+                         "buffering-start", "buffering-end", "buffering-failed", "activation", "thread-update"})
+DEAD_LETTER_STAGES = frozenset({"decode", "validate", "apply"})
+FAILURE_KINDS = frozenset({"observation-failed", "buffering-failed", "reflection-failed",
+                           "reflection-buffering-failed", "llm-call", "degenerate-output", "idle-tick-send"})
+LABEL_NAMES = frozenset({"input", "topic", "partition", "kind", "role", "model", "outcome", "direction",
+                         "type", "stage", "field", "route", "method", "status"})
+OTHER = "other"
+
+
+def _input_fields() -> frozenset[str]:
+    """A dead letter's field class is the first segment of its field path when that is a top-level
+    field (name or wire alias) of an input schema; a path may quote a client's own JSON keys, so
+    anything else is ``other``."""
+    models = [ChatMessage, *(m for union in (ControlEvent, Job, JobResult) for m in members_by_tag(union).values())]
+    names = {"none", "key"}
+    for model in models:
+        for name, info in model.model_fields.items():
+            names.update(n for n in (name, info.alias, info.serialization_alias) if n)
+    return frozenset(names)
+
+
+DEAD_LETTER_FIELDS = _input_fields()
+
+SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+LLM_SECONDS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+
+RECORDS_FOLDED = Counter("om_records_folded", "Input records the processor folded, by input topic kind "
+                         "(messages, control, results); a dead-lettered record counts too", ["input"])
+BATCH_SECONDS = Histogram("om_batch_seconds", "Processor batch latency: fold, send and broker confirmation",
+                          buckets=SECONDS)
+BATCH_RECORDS = Histogram("om_batch_records", "Input records per processor batch",
+                          buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000))
+LIFECYCLE_EVENTS = Counter("om_lifecycle_events", "Lifecycle events the processor emitted, by type", ["type"])
+JOBS_IN_FLIGHT = Gauge("om_jobs_in_flight", "Observer/Reflector jobs the LLM worker is running now", ["kind"])
+JOBS_DONE = Counter("om_jobs", "Jobs the LLM worker finished, by kind and outcome", ["kind", "outcome"])
+LLM_CALLS = Counter("om_llm_calls", "Model requests (each after its retries), by role, model and outcome",
+                    ["role", "model", "outcome"])
+LLM_SECONDS_HIST = Histogram("om_llm_call_seconds", "Model request latency including retries, by role and model",
+                             ["role", "model"], buckets=LLM_SECONDS)
+LLM_TOKENS = Counter("om_llm_tokens", "Model tokens by role, model and direction (input, output)",
+                     ["role", "model", "direction"])
+FAILURES = Counter("om_failures", "Failures by kind (failed cycles, failed model calls, degenerate output, "
+                   "idle ticks not sent)", ["kind"])
+DEAD_LETTERS = Counter("om_dead_letters", "Dead letters by stage and field class", ["stage", "field"])
+READER_SECONDS = Histogram("om_reader_request_seconds", "Reader HTTP request latency by route template",
+                           ["route", "method", "status"], buckets=SECONDS)
+
+
+def exposition() -> tuple[bytes, str]:
+    """The registry in Prometheus' text format, and its content type."""
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+
+
+def topic_kind(topic: str) -> str:
+    """``<prefix>.<kind>.v1`` → ``kind`` (a prefix may contain dots; the kind is the next-to-last part)."""
+    parts = topic.rsplit(".", 2)
+    return parts[-2] if len(parts) == 3 and parts[-2] in TOPIC_KINDS else OTHER
+
+
+def _closed(value: str | None, allowed: frozenset[str]) -> str:
+    return value if value in allowed else OTHER
+
+
+def folded(records: Iterable[Any], seconds: float) -> None:
+    """One processor batch: its records (``.topic``), and how long it took."""
+    count = 0
+    for record in records:
+        RECORDS_FOLDED.labels(topic_kind(record.topic)).inc()
+        count += 1
+    BATCH_SECONDS.observe(seconds)
+    BATCH_RECORDS.observe(count)
+
+
+def events_emitted(counts: dict[tuple[str, str | None], int]) -> None:
+    """Lifecycle events by ``(type, operation_type)``; the failed ones count as failures too."""
+    for (event_type, operation), n in counts.items():
+        LIFECYCLE_EVENTS.labels(_closed(event_type, EVENT_TYPES)).inc(n)
+        if event_type in ("observation-failed", "buffering-failed"):
+            kind = event_type if operation != "reflection" else (
+                "reflection-failed" if event_type == "observation-failed" else "reflection-buffering-failed")
+            FAILURES.labels(kind).inc(n)
+
+
+def dead_letter(stage: str, field: str | None) -> None:
+    head = (field or "none").replace("[", ".").split(".", 1)[0]
+    DEAD_LETTERS.labels(_closed(stage, DEAD_LETTER_STAGES), _closed(head, DEAD_LETTER_FIELDS)).inc()
+
+
+def failure(kind: str) -> None:
+    FAILURES.labels(_closed(kind, FAILURE_KINDS)).inc()
+
+
+def job_kind(kind: str) -> str:
+    return kind if kind in ("observe", "reflect") else OTHER
+
+
+def llm_call(role: str, model: str, seconds: float, *, ok: bool, input_tokens: int = 0,
+             output_tokens: int = 0) -> None:
+    """One model request; ``model`` is the configured (litellm) model name, a bounded set."""
+    LLM_CALLS.labels(role, model, "ok" if ok else "failed").inc()
+    LLM_SECONDS_HIST.labels(role, model).observe(seconds)
+    if input_tokens:
+        LLM_TOKENS.labels(role, model, "input").inc(input_tokens)
+    if output_tokens:
+        LLM_TOKENS.labels(role, model, "output").inc(output_tokens)
+    if not ok:
+        failure("llm-call")
+
+
+class ConsumerLag(Collector):
+    """``om_consumer_lag{topic, partition}``: records behind the (last stable) high watermark on the
+    partitions this worker's Faust consumer owns, from the offsets it already tracks: the high
+    watermark of its last fetch minus the next offset its streams will read. A partition not read
+    yet reports nothing (its position is unknown without asking the broker)."""
+
+    def __init__(self) -> None:
+        self.app: Any = None
+
+    def watch(self, app: Any) -> None:
+        self.app = app
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily("om_consumer_lag", "Records behind the high watermark, per owned input "
+                                   "partition (from the consumer's last fetch)", labels=["topic", "partition"])
+        for kind, partition, lag in self._lags():
+            family.add_metric([kind, str(partition)], lag)
+        yield family
+
+    def _lags(self) -> list[tuple[str, int, int]]:
+        consumer = getattr(self.app, "_consumer", None)  # never create one from a scrape
+        if consumer is None:
+            return []
+        try:
+            read = consumer._read_offset
+            lags = []
+            for tp in sorted(consumer.assignment()):
+                kind = topic_kind(tp.topic)
+                last = read.get(tp)
+                if kind == OTHER or last is None:
+                    continue
+                highwater = consumer.highwater(tp)
+                if highwater is not None:
+                    lags.append((kind, tp.partition, max(0, int(highwater) - int(last) - 1)))
+            return lags
+        except Exception as error:  # noqa: BLE001 - a scrape must not fail on a consumer mid-rebalance
+            log.debug("om.metrics.lag_unavailable", extra={"error": type(error).__name__})
+            return []
+
+
+CONSUMER_LAG = ConsumerLag()
+REGISTRY.register(CONSUMER_LAG)
