@@ -5,7 +5,9 @@ Authentication: ``Authorization: Bearer <token>``; each token maps to the resour
 (``resource_id``, a string), or omits it when the token reads exactly one. A token that may not read the named resource gets 403; a thread that is not
 the resource's gets 404 whether it exists elsewhere or not, after the same queries either way
 (streams/reader/resolve.py). ``/openapi.json`` and ``/healthz`` are
-open. Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource.
+open. Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource. A
+ClickHouse server that cannot be reached (clickhouse-connect's transport ``OperationalError``) is a
+503 with ``Retry-After`` and one WARNING line, not a traceback; the next request simply tries again.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ import asyncio
 import hmac
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+
 import orjson
 from aiohttp import web
+from clickhouse_connect.driver.exceptions import OperationalError
 from pydantic import BaseModel
+from urllib3.exceptions import HTTPError
 
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.models import ContextResponse, ErrorResponse, StatusResponse
@@ -29,6 +34,8 @@ TOKENS = web.AppKey("tokens", dict)
 RESOURCES = web.RequestKey("resources", frozenset)
 OPEN_PATHS = frozenset({"/openapi.json", "/healthz"})
 MAX_WAIT_S = 30.0
+RETRY_AFTER_S = 5
+_TRANSPORT_PHRASES = ("executing HTTP request", "Failed to read response data from server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -65,6 +72,20 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _error(504, str(error))
     except web.HTTPException as error:
         return _error(error.status, error.reason)
+    except OperationalError as error:
+        if not _unreachable(error):
+            raise
+        log.warning("reader.clickhouse.unavailable", extra={"path": request.path, "reason": type(error).__name__})
+        response = _error(503, f"ClickHouse is not reachable; retry in {RETRY_AFTER_S} s")
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return response
+
+
+def _unreachable(error: BaseException) -> bool:
+    """clickhouse-connect wraps a failed HTTP exchange (refused, reset, timed out) in an
+    ``OperationalError`` whose cause is the transport's error; other ones are real query errors."""
+    seen = error.__cause__ or error.__context__
+    return isinstance(seen, (HTTPError, OSError)) or any(phrase in str(error) for phrase in _TRANSPORT_PHRASES)
 
 
 @web.middleware
