@@ -118,7 +118,7 @@ class Delivery:
         return again, (errors[0] if errors else None)
 
     def _stalled(self, acks: _Acks, total: int, deadline: Deadline) -> None:
-        deadline.start()
+        deadline.start(already_s=STALL_REPORT_S)
         left = deadline.remaining()
         if left <= 0:
             raise KafkaUnavailable(self.bootstrap, deadline.waited(), KafkaTimeoutError("no acknowledgement"))

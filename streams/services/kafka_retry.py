@@ -67,9 +67,10 @@ class Deadline:
         self.seconds, self.clock = seconds, clock
         self.started: float | None = None
 
-    def start(self) -> None:
+    def start(self, already_s: float = 0.0) -> None:
+        """The failure began now, or ``already_s`` ago (a stall noticed only after a while)."""
         if self.started is None:
-            self.started = self.clock()
+            self.started = self.clock() - already_s
 
     def reset(self) -> None:
         """Progress was made: the next failure starts a fresh deadline."""

@@ -69,17 +69,31 @@ def test_the_folded_lines_render_as_json() -> None:
 
 def test_which_aiokafka_records_count_as_a_dead_broker() -> None:
     assert broker_failure(record("aiokafka.client", logging.ERROR, 'Unable connect to "%s:%s": %s',
-                                 ("127.0.0.1", 59092, REFUSED), 1)) == ("127.0.0.1:59092", "ConnectionRefusedError")
+                                 ("127.0.0.1", 59092, REFUSED), 1)) == ("127.0.0.1:59092", None,
+                                                                        "ConnectionRefusedError")
+    assert broker_failure(node_down(1)) == ("127.0.0.1:59092", "1", "ConnectionRefusedError")
     assert broker_failure(record("aiokafka.producer.sender", logging.WARNING, "Cannot send %r to %s: %r",
-                                 (object, 2, NodeNotReadyError()), 1)) == ("node 2", "NodeNotReadyError")
+                                 (object, 2, NodeNotReadyError()), 1)) == (None, "2", "NodeNotReadyError")
     assert broker_failure(record("aiokafka.consumer.fetcher", logging.ERROR, "Failed fetch messages from %s: %s",
                                  (3, KafkaConnectionError("Connection at 10.0.0.3:9092 closed")), 1)) == (
-        "10.0.0.3:9092", "KafkaConnectionError")
+        "10.0.0.3:9092", "3", "KafkaConnectionError")
     assert broker_failure(record("aiokafka.client", logging.ERROR, "Unable to update metadata from %s",
-                                 ([1],), 1)) == ("node 1", "metadata update failed")
+                                 ([1],), 1)) == (None, "1", "metadata update failed")
     assert broker_failure(record("aiokafka.producer.sender", logging.WARNING,
                                  "Got error produce response on topic-partition %s, retrying. Error: %s",
-                                 ("om.messages-0", NotEnoughReplicasError), 1))[1] == "NotEnoughReplicasError"
+                                 ("om.messages-0", NotEnoughReplicasError), 1)) == (None, None,
+                                                                                    "NotEnoughReplicasError")
+
+
+def test_a_node_id_is_named_by_the_address_learnt_for_it_and_anonymous_failures_join_the_dead_broker() -> None:
+    out = Collect()
+    handler = BrokerLossHandler(out)
+    handler.handle(node_down(1))
+    handler.handle(record("aiokafka.client", logging.ERROR, "Unable to update metadata from %s", ([1],), 2))
+    handler.handle(record("aiokafka.producer.sender", logging.WARNING, "Got error produce response: %s",
+                          (NodeNotReadyError(),), 3))
+    assert [(r.getMessage(), r.broker) for r in out.records] == [  # type: ignore[attr-defined]
+        ("kafka.broker.down", "127.0.0.1:59092")]
 
 
 def test_other_records_are_left_alone() -> None:
@@ -108,3 +122,18 @@ def test_two_brokers_are_tracked_apart() -> None:
     events = [(r.getMessage(), r.broker) for r in out.records]  # type: ignore[attr-defined]
     assert events == [("kafka.broker.down", "127.0.0.1:59092"), ("kafka.broker.down", "127.0.0.1:59094"),
                       ("kafka.broker.back", "127.0.0.1:59094")]
+
+
+def test_a_failure_naming_no_broker_waits_briefly_for_one_that_does() -> None:
+    out = Collect()
+    handler = BrokerLossHandler(out, naming_s=2)
+    not_leader = ("Got error produce response on topic-partition %s, retrying. Error: %s",
+                  ("om.messages-1", NotEnoughReplicasError))
+    handler.handle(record("aiokafka.producer.sender", logging.WARNING, *not_leader, 10.0))
+    handler.handle(node_down(10.5))  # names the broker: one line, for it
+    handler.handle(record("aiokafka.producer.sender", logging.WARNING, *not_leader, 40.0))  # a later election
+    handler.handle(progress(43.0))
+    assert [(r.getMessage(), getattr(r, "broker", None)) for r in out.records] == [
+        ("kafka.broker.down", "127.0.0.1:59092"), ("kafka.broker.back", "127.0.0.1:59092"),
+        ("kafka.broker.down", "cluster"), ("om.job.done", None)]
+    assert out.records[2].created == 40.0
