@@ -33,6 +33,7 @@ from streams.replay.checkpoint import CheckpointFile
 from streams.replay.runner import ReplayOptions, ReplaySummary, replay
 from streams.replay.source import ReplayInputError
 from streams.replay.sources import FORMATS, open_source
+from streams.sdk.cli_common import quiet_kafka_logs
 from streams.sdk.client import OMClient
 from streams.services.kafka_retry import Deadline, KafkaUnavailable, describe, ride_through
 from streams.settings import Settings, get_settings
@@ -75,6 +76,7 @@ def replay_command(
         raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
     settings = get_settings()
     console = Console()
+    quiet_kafka_logs()
     options = ReplayOptions(rate=rate, batch=batch, restart=restart, stop_after=limit, dry_run=dry_run)
     checkpoints = CheckpointFile(checkpoint or settings.data_dir / "replay" / "checkpoints.json")
     try:

@@ -8,6 +8,7 @@ client's progress lines ("broker 127.0.0.1:19092 unreachable, retrying in 2 s") 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -37,6 +38,8 @@ def run_with_client(work: Callable[[OMClient], Awaitable[T]], *, token: str | No
                     url: str | None = None) -> T:
     """Run ``work`` with a client on a fresh event loop; fixable failures exit 1 with a hint."""
 
+    quiet_kafka_logs()
+
     async def main() -> T:
         async with OMClient(get_settings(), token=token, reader_url=url, report=progress) as client:
             return await work(client)
@@ -55,6 +58,12 @@ def run_with_client(work: Callable[[OMClient], Awaitable[T]], *, token: str | No
     except SchemaError as error:
         fail(f"invalid input: {error}")
     raise AssertionError("unreachable")
+
+
+def quiet_kafka_logs() -> None:
+    """A command's own progress lines and final error say what aiokafka's log lines would repeat
+    (a line per failed connect, several a second while a broker is away)."""
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
 
 
 def progress(line: str) -> None:

@@ -50,7 +50,9 @@ def is_transient(error: BaseException) -> bool:
 def describe(error: BaseException) -> str:
     text = str(error).strip()
     name = type(error).__name__
-    return f"{name}: {text}" if text and text != name else name
+    if not text or text.startswith(name):  # aiokafka's errors already start with their name
+        return text or name
+    return f"{name}: {text}"
 
 
 def progress_line(bootstrap: str, error: BaseException, delay: float) -> str:
