@@ -105,7 +105,7 @@ class Delivery:
                 acked_before = acks.acked
                 try:
                     await asyncio.wait_for(acks.changed.wait(), STALL_REPORT_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     self._stalled(acks, len(todo), deadline)
                 acks.changed.clear()
                 if acks.acked > acked_before:

@@ -15,6 +15,7 @@ so nothing is skipped or shown twice. Past ``retry_s`` seconds it raises ``Kafka
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Literal, TypeVar
@@ -53,9 +54,10 @@ class EventStream:
 
     def __init__(self, bootstrap: str, topic: str, *, types: Iterable[str] | None = None,
                  thread_id: str | None = None, resource_id: str | None = None, since: Since = "now",
-                 poll_ms: int = 100, retry_s: float = 120.0, report: Report = log.warning) -> None:
+                 poll_ms: int = 100, retry_s: float = 120.0, report: Report | None = None,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> None:
         self.bootstrap, self.topic, self.since, self.poll_ms = bootstrap, topic, since, poll_ms
-        self.retry_s, self.report = retry_s, report
+        self.retry_s, self.report, self.sleep = retry_s, report or _log_report, sleep
         self.types = frozenset(types) if types else None
         self.thread_id, self.resource_id = thread_id, resource_id
         self._consumer: AIOKafkaConsumer | None = None
@@ -88,7 +90,7 @@ class EventStream:
 
     async def _ride(self, attempt: Callable[[], Awaitable[T]]) -> T:
         return await ride_through(attempt, bootstrap=self.bootstrap, deadline=Deadline(self.retry_s),
-                                  report=self.report)
+                                  report=self.report, sleep=self.sleep)
 
     async def stop(self) -> None:
         if self._consumer is not None:
@@ -152,3 +154,7 @@ class EventStream:
             log.warning("sdk.events.undecodable", extra={"topic": self.topic, "partition": partition,
                                                          "offset": offset, "field": error.field})
             return None
+
+
+def _log_report(line: str) -> None:
+    log.warning("sdk.events.retry", extra={"detail": line})

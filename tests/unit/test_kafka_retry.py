@@ -78,7 +78,7 @@ async def test_it_retries_with_growing_jittered_bounded_delays_and_says_so() -> 
 
 async def test_it_gives_up_at_the_deadline_with_one_readable_line() -> None:
     time = FakeTime()
-    calls, attempt = failing([NotEnoughReplicasError()] * 1000)
+    _calls, attempt = failing([NotEnoughReplicasError()] * 1000)
     with pytest.raises(KafkaUnavailable) as raised:
         await ride_through(attempt, bootstrap=BOOTSTRAP, deadline=Deadline(30, time.clock), report=lambda _: None,
                            sleep=time.sleep)

@@ -35,7 +35,7 @@ class SwitchableClickHouse:
 
 
 class _Empty:
-    result_rows: list = []
+    result_rows: tuple = ()
 
 
 async def _client(clickhouse: SwitchableClickHouse) -> TestClient:
