@@ -1,6 +1,8 @@
 """Structured logs: one JSON object per line, with the ``extra`` fields a call site passes.
 
 Call sites log an event name (``om.job.done``) plus ids and counts — never message text or keys.
+aiokafka's repeated failures about a dead broker are folded into a few WARNING lines
+(:mod:`streams.broker_log`) so they do not bury the worker's own log.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import time
 from typing import Any
 
 import orjson
+
+from streams.broker_log import BrokerLossHandler
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -36,8 +40,9 @@ def json_handler() -> logging.Handler:
 
 
 def configure(level: str = "INFO") -> None:
-    """JSON logs on stderr; chatty libraries (litellm logs prompts' metadata at INFO) at WARNING."""
-    handler = json_handler()
+    """JSON logs on stderr; chatty libraries (litellm logs prompts' metadata at INFO) at WARNING,
+    a dead broker's flood of aiokafka errors folded (streams/broker_log.py)."""
+    handler = BrokerLossHandler(json_handler())
     handler.setLevel(level.upper())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     extractor_timeout_s: float = Field(default=120.0, gt=0, description="one structured-extraction request")
     default_output_tokens: int = Field(default=8192, ge=1, description="output cap of a model litellm does "
                                        "not know (a local server's) when the config sets none")
+    kafka_retry_s: float = Field(default=120.0, gt=0, description="how long `om send`/`om replay`/`om events` "
+                                 "and the SDK keep retrying an unreachable or electing broker before failing")
     log_level: str = "INFO"
     test_backend: Literal["auto", "docker", "local"] = "auto"
     web_port: int = 6066

@@ -8,7 +8,9 @@ the resource's gets 404 whether it exists elsewhere or not, after the same queri
 open: the metrics (streams/metrics.py) carry no tenant data — no resource, thread or message ids
 as labels, no text — so a Prometheus scraper needs no token that would also read memories; keep
 the port off the public network as you would the worker's. Every request's latency is recorded
-by route template (never the path, which holds a thread id). Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource.
+by route template (never the path, which holds a thread id). Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource. A
+ClickHouse server that cannot be reached (clickhouse-connect's transport ``OperationalError``) is a
+503 with ``Retry-After`` and one WARNING line, not a traceback; the next request simply tries again.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ import hmac
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+
 import orjson
 from aiohttp import web
+from clickhouse_connect.driver.exceptions import OperationalError
 from pydantic import BaseModel
+from urllib3.exceptions import HTTPError
 
 from streams import metrics
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
@@ -34,6 +39,8 @@ TOKENS = web.AppKey("tokens", dict)
 RESOURCES = web.RequestKey("resources", frozenset)
 OPEN_PATHS = frozenset({"/openapi.json", "/healthz", "/metrics"})
 MAX_WAIT_S = 30.0
+RETRY_AFTER_S = 5
+_TRANSPORT_PHRASES = ("executing HTTP request", "Failed to read response data from server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -90,6 +97,20 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _error(504, str(error))
     except web.HTTPException as error:
         return _error(error.status, error.reason)
+    except OperationalError as error:
+        if not _unreachable(error):
+            raise
+        log.warning("reader.clickhouse.unavailable", extra={"path": request.path, "reason": type(error).__name__})
+        response = _error(503, f"ClickHouse is not reachable; retry in {RETRY_AFTER_S} s")
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return response
+
+
+def _unreachable(error: BaseException) -> bool:
+    """clickhouse-connect wraps a failed HTTP exchange (refused, reset, timed out) in an
+    ``OperationalError`` whose cause is the transport's error; other ones are real query errors."""
+    seen = error.__cause__ or error.__context__
+    return isinstance(seen, (HTTPError, OSError)) or any(phrase in str(error) for phrase in _TRANSPORT_PHRASES)
 
 
 @web.middleware

@@ -26,7 +26,8 @@ def _json_body(model: type, description: str) -> dict[str, Any]:
 
 def _errors(*codes: int) -> dict[str, Any]:
     reasons = {400: "invalid request", 401: "missing or unknown token", 403: "resource not readable with this token",
-               404: "thread not found for this resource", 504: "the awaited message was not materialised in time"}
+               404: "thread not found for this resource", 503: "ClickHouse not reachable; retry after Retry-After seconds",
+               504: "the awaited message was not materialised in time"}
     return {str(code): _json_body(ErrorResponse, reasons[code]) for code in codes}
 
 
@@ -59,17 +60,17 @@ def openapi_document() -> dict[str, Any]:
                            {"type": "string"}),
                     _param("timeout", "query", "seconds to wait, at most 30", {"type": "number", "default": 5}),
                 ],
-                "responses": {"200": _json_body(ContextResponse, "the context"), **_errors(400, 401, 403, 404, 504)},
+                "responses": {"200": _json_body(ContextResponse, "the context"), **_errors(400, 401, 403, 404, 503, 504)},
             }},
             "/v1/threads/{thread_id}/status": {"get": {
                 "summary": "The newest data-om-status windows of the thread's record",
                 "parameters": [_THREAD, _RESOURCE],
-                "responses": {"200": _json_body(StatusResponse, "the status"), **_errors(400, 401, 403, 404)},
+                "responses": {"200": _json_body(StatusResponse, "the status"), **_errors(400, 401, 403, 404, 503)},
             }},
             "/v1/recall": {"post": {
                 "summary": "The recall tool (spec §8), bound to the token's resource",
                 "requestBody": {"required": True, "content": {"application/json": {"schema": _ref(RecallRequest)}}},
-                "responses": {"200": _json_body(RecallResponse, "the recall result"), **_errors(400, 401, 403)},
+                "responses": {"200": _json_body(RecallResponse, "the recall result"), **_errors(400, 401, 403, 503)},
             }},
         },
     }

@@ -1,4 +1,10 @@
-"""``om replay SOURCE``: backfill history into the pipeline, with progress, resume and a summary."""
+"""``om replay SOURCE``: backfill history into the pipeline, with progress, resume and a summary.
+
+A broker that is away or electing a leader pauses the replay with progress lines (for up to
+``OM_KAFKA_RETRY_S`` seconds without an acknowledgement); past that, or on any other Kafka error, it
+ends with one line saying to run the same command again, which resumes after the last
+acknowledged batch (streams/replay/checkpoint.py).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 import typer
-from aiokafka.errors import KafkaConnectionError
+from aiokafka.errors import KafkaConnectionError, KafkaError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -27,7 +33,9 @@ from streams.replay.checkpoint import CheckpointFile
 from streams.replay.runner import ReplayOptions, ReplaySummary, replay
 from streams.replay.source import ReplayInputError
 from streams.replay.sources import FORMATS, open_source
+from streams.sdk.cli_common import quiet_kafka_logs
 from streams.sdk.client import OMClient
+from streams.services.kafka_retry import Deadline, KafkaUnavailable, describe, ride_through
 from streams.settings import Settings, get_settings
 
 
@@ -68,15 +76,21 @@ def replay_command(
         raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
     settings = get_settings()
     console = Console()
+    quiet_kafka_logs()
     options = ReplayOptions(rate=rate, batch=batch, restart=restart, stop_after=limit, dry_run=dry_run)
     checkpoints = CheckpointFile(checkpoint or settings.data_dir / "replay" / "checkpoints.json")
     try:
         summary = asyncio.run(_run(settings, source, fmt, options, checkpoints, console, not messages_only))
     except ReplayInputError as error:
         _fail(console, str(error))
+    except KafkaUnavailable as error:
+        _fail(console, f"{error}; the replay resumes after the last acknowledged batch")
     except KafkaConnectionError:
         _fail(console, f"Kafka at {settings.kafka_bootstrap} does not answer; start it with `om services up` "
                        "or set OM_KAFKA_BOOTSTRAP")
+    except KafkaError as error:
+        _fail(console, f"Kafka refused the replay ({describe(error)}); fix that and run the same command again "
+                       "to resume from the last acknowledged batch")
     except KeyboardInterrupt:
         _fail(console, "interrupted; run the same command again to resume from the last acknowledged batch")
     _print_summary(console, summary, dry_run)
@@ -94,8 +108,12 @@ async def _run(settings: Settings, spec: str, fmt: str | None, options: ReplayOp
             return await replay(source, None, checkpoints, counter, options, RichReplayProgress(bar, label))
     from streams.worker import ensure_topics  # imports Faust: only when a replay really runs
 
-    await ensure_topics(settings)
-    async with OMClient(settings) as client:
+    def report(line: str) -> None:
+        console.print(f"[yellow]…[/] {line}", highlight=False)
+
+    await ride_through(lambda: ensure_topics(settings), bootstrap=settings.kafka_bootstrap,
+                       deadline=Deadline(settings.kafka_retry_s), report=report)
+    async with OMClient(settings, report=report) as client:
         with Progress(*columns, console=console) as bar:
             return await replay(source, client, checkpoints, counter, options, RichReplayProgress(bar, label))
 

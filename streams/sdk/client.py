@@ -3,7 +3,10 @@
 * **Write**: chat messages to the messages topic and control events to the control topic, each
   keyed by its lookup key (the record's owner sees them in order) through an idempotent producer,
   and every call returns only once the broker acknowledged. The message id *is* the message's
-  identity, so retrying a call or re-sending history adds nothing.
+  identity, so retrying a call or re-sending history adds nothing. A broker that is away or
+  electing a leader delays a call, with progress lines to ``report``, for up to
+  ``OM_KAFKA_RETRY_S`` seconds without an acknowledgement; then it raises
+  :class:`~streams.services.kafka_retry.KafkaUnavailable` (:mod:`streams.sdk.delivery`).
 * **Watch**: lifecycle events (``observation-end``, ``status`` …) as an async iterator.
 * **Read**: context, status and recall through the reader's HTTP API.
 
@@ -12,12 +15,9 @@ Kafka connections open on first use; close with :meth:`close` or ``async with OM
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterable
 from typing import Any, Literal
-
-from aiokafka import AIOKafkaProducer
 
 from processors.machine import lookup_key
 from processors.recall.request import RecallRequest
@@ -25,9 +25,11 @@ from schemas.control import ConfigOverride, ControlEvent, ThreadDeleted, TurnEnd
 from schemas.messages import ChatMessage
 from schemas.record_import import RecordImport
 from streams.reader.models import ContextResponse, StatusResponse
+from streams.sdk.delivery import Delivery, log_report
 from streams.sdk.events import EventStream, Since
 from streams.sdk.own_writes import OwnWrites
 from streams.sdk.reader import ReaderClient
+from streams.services.kafka_retry import Report
 from streams.settings import Settings, get_settings
 from streams.topics import Topics
 
@@ -36,18 +38,19 @@ MessageLike = ChatMessage | dict[str, Any]
 
 
 class OMClient:
-    """``scope`` must match the workers' OM config (it picks the Kafka key); default: the config file's."""
+    """``scope`` must match the workers' OM config (it picks the Kafka key); default: the config file's.
+    ``report`` receives the progress lines of a broker loss (default: a WARNING log record)."""
 
     def __init__(self, settings: Settings | None = None, *, scope: Scope | None = None,
-                 token: str | None = None, reader_url: str | None = None) -> None:
+                 token: str | None = None, reader_url: str | None = None, report: Report = log_report) -> None:
         self.settings = settings or get_settings()
         self.topics = Topics.for_prefix(self.settings.topic_prefix)
         self.scope: Scope = scope or _configured_scope(self.settings)
         url = reader_url or f"http://{self.settings.reader_host}:{self.settings.reader_port}"
         self.reader = ReaderClient(url, token)
-        self._producer: AIOKafkaProducer | None = None
+        self.report = report
+        self.delivery = Delivery(self.settings.kafka_bootstrap, self.settings.kafka_retry_s, report)
         self.own_writes = OwnWrites()
-        self._starting = asyncio.Lock()
 
     async def __aenter__(self) -> OMClient:
         return self
@@ -56,9 +59,7 @@ class OMClient:
         await self.close()
 
     async def close(self) -> None:
-        if self._producer is not None:
-            await self._producer.stop()
-            self._producer = None
+        await self.delivery.close()
         await self.reader.close()
 
     def key_for(self, thread_id: str, resource_id: str | None) -> str:
@@ -73,11 +74,8 @@ class OMClient:
     async def send_many(self, messages: Iterable[MessageLike]) -> list[ChatMessage]:
         """Produce messages in order (per key, order is kept) and wait until all are acknowledged."""
         parsed = [m if isinstance(m, ChatMessage) else ChatMessage.from_obj(m) for m in messages]
-        producer = await self._started()
-        pending = [await producer.send(self.topics.messages, m.to_bytes(),
-                                       key=self.key_for(m.thread_id, m.resource_id).encode())
-                   for m in parsed]
-        await asyncio.gather(*pending)
+        await self.delivery.deliver(self.topics.messages, [
+            (self.key_for(m.thread_id, m.resource_id).encode(), m.to_bytes()) for m in parsed])
         self.own_writes.remember(parsed)
         return parsed
 
@@ -101,23 +99,21 @@ class OMClient:
         await self._control(ThreadDeleted(thread_id=thread_id, resource_id=resource_id, at=_now(at)))
 
     async def _control(self, event: ControlEvent) -> None:
-        producer = await self._started()
         key = self.key_for(event.thread_id, event.resource_id)  # type: ignore[union-attr]
-        await (await producer.send(self.topics.control, event.to_bytes(), key=key.encode()))
+        await self.delivery.deliver(self.topics.control, [(key.encode(), event.to_bytes())])
 
     async def send_imports(self, parts: Iterable[RecordImport]) -> None:
         """Produce ``record-import`` parts on the control topic, keyed by their lookup key, in order,
         and wait until all are acknowledged (``om replay`` of a Mastra store with OM records)."""
-        producer = await self._started()
-        pending = [await producer.send(self.topics.control, part.to_bytes(), key=part.key.encode()) for part in parts]
-        await asyncio.gather(*pending)
+        await self.delivery.deliver(self.topics.control, [(part.key.encode(), part.to_bytes()) for part in parts])
 
     # -- events and reads ----------------------------------------------------------------------
     def events(self, types: Iterable[str] | None = None, *, thread_id: str | None = None,
                resource_id: str | None = None, since: Since = "now") -> EventStream:
         """Lifecycle events (read_committed) from ``since`` ("now", "beginning" or epoch ms)."""
         return EventStream(self.settings.kafka_bootstrap, self.topics.events, types=types,
-                           thread_id=thread_id, resource_id=resource_id, since=since)
+                           thread_id=thread_id, resource_id=resource_id, since=since,
+                           retry_s=self.settings.kafka_retry_s, report=self.report)
 
     async def context(self, thread_id: str, resource_id: str | None = None, *,
                       wait_for_message_id: str | None = None, timeout: float = 5.0,
@@ -134,15 +130,6 @@ class OMClient:
 
     async def recall(self, request: RecallRequest | dict[str, Any], resource_id: str | None = None) -> dict[str, Any]:
         return await self.reader.recall(request, resource_id)
-
-    async def _started(self) -> AIOKafkaProducer:
-        async with self._starting:
-            if self._producer is None:
-                producer = AIOKafkaProducer(bootstrap_servers=self.settings.kafka_bootstrap,
-                                            enable_idempotence=True, acks="all", linger_ms=5)
-                await producer.start()
-                self._producer = producer
-        return self._producer
 
 
 def _now(at: int | None) -> int:

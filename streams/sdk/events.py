@@ -7,21 +7,28 @@ group: every stream reads every partition from a chosen point, and nothing is co
 The starting point is fixed when the stream *starts* (``async with`` or the first iteration),
 not when the first record arrives: ``since="now"`` resolves and pins every partition's end offset
 up front, so an event caused by a message sent after ``start()`` can never slip past the stream.
+
+A broker that is away or electing a leader delays starting and polling (progress lines to
+``report``, :func:`~streams.services.kafka_retry.ride_through`); the consumer keeps its positions,
+so nothing is skipped or shown twice. Past ``retry_s`` seconds it raises ``KafkaUnavailable``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable
-from typing import Literal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Literal, TypeVar
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.base import SchemaError
 from schemas.lifecycle import LifecycleEvent, decode_event
+from streams.services.kafka_retry import Deadline, Report, ride_through
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Since = Literal["now", "beginning"] | int  # int = UTC epoch ms: events written at or after it
 
@@ -47,8 +54,10 @@ class EventStream:
 
     def __init__(self, bootstrap: str, topic: str, *, types: Iterable[str] | None = None,
                  thread_id: str | None = None, resource_id: str | None = None, since: Since = "now",
-                 poll_ms: int = 100) -> None:
+                 poll_ms: int = 100, retry_s: float = 120.0, report: Report | None = None,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> None:
         self.bootstrap, self.topic, self.since, self.poll_ms = bootstrap, topic, since, poll_ms
+        self.retry_s, self.report, self.sleep = retry_s, report or _log_report, sleep
         self.types = frozenset(types) if types else None
         self.thread_id, self.resource_id = thread_id, resource_id
         self._consumer: AIOKafkaConsumer | None = None
@@ -65,17 +74,23 @@ class EventStream:
 
     async def start(self) -> None:
         """Connect, assign every partition and pin the starting offsets (idempotent)."""
-        if self._consumer is not None:
-            return
+        if self._consumer is None:
+            self._consumer = await self._ride(self._connect)
+
+    async def _connect(self) -> AIOKafkaConsumer:
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False,
                                     isolation_level="read_committed", fetch_max_wait_ms=50)
-        await consumer.start()
         try:
+            await consumer.start()
             await self._assign(consumer)
         except BaseException:
             await consumer.stop()
             raise
-        self._consumer = consumer
+        return consumer
+
+    async def _ride(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        return await ride_through(attempt, bootstrap=self.bootstrap, deadline=Deadline(self.retry_s),
+                                  report=self.report, sleep=self.sleep)
 
     async def stop(self) -> None:
         if self._consumer is not None:
@@ -87,7 +102,8 @@ class EventStream:
         await self.start()
         assert self._consumer is not None
         found: list[LifecycleEvent] = []
-        for records in (await self._consumer.getmany(timeout_ms=self.poll_ms)).values():
+        consumer = self._consumer
+        for records in (await self._ride(lambda: consumer.getmany(timeout_ms=self.poll_ms))).values():
             for record in records:
                 event = self._decode(record.value, record.partition, record.offset)
                 if event is not None and self.matches(event):
@@ -138,3 +154,7 @@ class EventStream:
             log.warning("sdk.events.undecodable", extra={"topic": self.topic, "partition": partition,
                                                          "offset": offset, "field": error.field})
             return None
+
+
+def _log_report(line: str) -> None:
+    log.warning("sdk.events.retry", extra={"detail": line})

@@ -17,8 +17,12 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaClient
 from aiokafka.errors import KafkaConnectionError, KafkaError
 
+from streams.llm.retry import RetryPolicy
+from streams.services.kafka_retry import Deadline, KafkaUnavailable, ride_through
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+_START_BACKOFF = RetryPolicy(base_delay=0.2, max_delay=5.0, jitter=0.2)
 
 
 def port_accepts(host: str, port: int, timeout: float = 0.5) -> bool:
@@ -74,14 +78,12 @@ async def start_when_reachable(start: Callable[[], Awaitable[T]], bootstrap: str
                                give_up_after_s: float = 300.0) -> T:
     """Retry ``start`` while the broker cannot be reached: a broker restarting just as a service
     starts should delay the service, not end it. Other errors (bad config, auth) fail at once."""
-    deadline = time.monotonic() + give_up_after_s
-    delay = 0.2
-    while True:
-        try:
-            return await start()
-        except KafkaConnectionError:
-            if time.monotonic() + delay > deadline:
-                raise
-            log.warning("kafka.unreachable", extra={"who": who, "bootstrap": bootstrap, "retry_in_s": delay})
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
+    def report(line: str) -> None:
+        log.warning("kafka.unreachable", extra={"who": who, "bootstrap": bootstrap, "detail": line})
+
+    try:
+        return await ride_through(start, bootstrap=bootstrap, deadline=Deadline(give_up_after_s), report=report,
+                                  transient=lambda error: isinstance(error, KafkaConnectionError),
+                                  policy=_START_BACKOFF)
+    except KafkaUnavailable as gave_up:
+        raise gave_up.last from None

@@ -1,0 +1,154 @@
+"""Producing keyed records so that a broker loss delays a call instead of failing it (issue 26).
+
+Rules kept:
+* One idempotent producer (``acks=all``) per client. While a broker is away, aiokafka keeps every
+  appended batch and re-sends it with its original sequence numbers, so the broker writes it once;
+  this layer never re-sends a record that producer still holds.
+* A record is produced again only when the producer gave it up: it was never appended (the buffer
+  stayed full past the producer's timeout) or its batch failed with a transient error. Those go
+  again in their original order, through the same producer; the message id keeps a repeat harmless.
+* The producer is started through :func:`ride_through` (an unreachable bootstrap address waits).
+* While nothing is acknowledged for :data:`STALL_REPORT_S`, a progress line says so; once no
+  record was acknowledged for ``deadline_s`` the call raises :class:`KafkaUnavailable`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaTimeoutError
+
+from streams.services.kafka_retry import Deadline, KafkaUnavailable, Report, ride_through
+
+log = logging.getLogger(__name__)
+Record = tuple[bytes, bytes]  # (key, value)
+STALL_REPORT_S = 5.0
+STOP_TIMEOUT_S = 10.0
+
+
+def log_report(line: str) -> None:
+    """The SDK's default progress report: one structured WARNING per line."""
+    log.warning("sdk.kafka.retry", extra={"detail": line})
+
+
+class Delivery:
+    def __init__(self, bootstrap: str, deadline_s: float, report: Report = log_report,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep) -> None:
+        self.bootstrap, self.deadline_s, self.report, self.sleep = bootstrap, deadline_s, report, sleep
+        self._producer: AIOKafkaProducer | None = None
+        self._starting = asyncio.Lock()
+
+    async def deliver(self, topic: str, records: list[Record]) -> None:
+        """Return once every record is acknowledged, in order per key; raise past the deadline."""
+        deadline = Deadline(self.deadline_s)
+        todo = list(range(len(records)))
+
+        async def attempt() -> None:
+            nonlocal todo
+            producer = await self.producer(deadline)
+            todo, error = await self._send(producer, topic, records, todo, deadline)
+            if error is not None:
+                raise error
+
+        await ride_through(attempt, bootstrap=self.bootstrap, deadline=deadline, report=self.report, sleep=self.sleep)
+
+    async def producer(self, deadline: Deadline | None = None) -> AIOKafkaProducer:
+        async with self._starting:
+            if self._producer is None:
+                self._producer = await ride_through(self._start, bootstrap=self.bootstrap,
+                                                    deadline=deadline or Deadline(self.deadline_s),
+                                                    report=self.report, sleep=self.sleep)
+        return self._producer
+
+    async def close(self) -> None:
+        if self._producer is not None:
+            producer, self._producer = self._producer, None
+            await _stop(producer)
+
+    async def _start(self) -> AIOKafkaProducer:
+        producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True, acks="all",
+                                    linger_ms=5)
+        try:
+            await producer.start()
+        except BaseException:
+            await _stop(producer)
+            raise
+        return producer
+
+    async def _send(self, producer: AIOKafkaProducer, topic: str, records: list[Record], todo: list[int],
+                    deadline: Deadline) -> tuple[list[int], BaseException | None]:
+        """``(records to produce again, the first error)``; ``([], None)`` once all are acknowledged."""
+        acks = _Acks()
+        unsent: list[int] = []
+        refused: list[BaseException] = []
+
+        async def append() -> None:
+            try:
+                for position, index in enumerate(todo):
+                    key, value = records[index]
+                    try:
+                        acks.track(await producer.send(topic, value, key=key), index)
+                    except Exception as error:  # never appended: it and all after it go again, in order
+                        refused.append(error)
+                        unsent.extend(todo[position:])
+                        return
+            finally:
+                acks.changed.set()
+
+        appending = asyncio.ensure_future(append())
+        try:
+            while not (appending.done() and acks.pending == 0):
+                acked_before = acks.acked
+                try:
+                    await asyncio.wait_for(acks.changed.wait(), STALL_REPORT_S)
+                except TimeoutError:
+                    self._stalled(acks, len(todo), deadline)
+                acks.changed.clear()
+                if acks.acked > acked_before:
+                    deadline.reset()
+        finally:
+            if not appending.done():
+                appending.cancel()
+        again = sorted(index for index, _ in acks.failed) + unsent
+        errors = [error for _, error in sorted(acks.failed, key=lambda f: f[0])] + refused
+        return again, (errors[0] if errors else None)
+
+    def _stalled(self, acks: _Acks, total: int, deadline: Deadline) -> None:
+        deadline.start(already_s=STALL_REPORT_S)
+        left = deadline.remaining()
+        if left <= 0:
+            raise KafkaUnavailable(self.bootstrap, deadline.waited(), KafkaTimeoutError("no acknowledgement"))
+        self.report(f"broker {self.bootstrap} not acknowledging ({acks.acked:,} of {total:,} acknowledged), "
+                    f"still trying for {left:.0f} s")
+
+
+class _Acks:
+    """Counts acknowledgements as they come (callbacks, so thousands of records cost no polling)."""
+
+    def __init__(self) -> None:
+        self.pending = self.acked = 0
+        self.failed: list[tuple[int, BaseException]] = []
+        self.changed = asyncio.Event()
+
+    def track(self, future: asyncio.Future, index: int) -> None:
+        self.pending += 1
+        future.add_done_callback(lambda done: self._done(done, index))
+
+    def _done(self, future: asyncio.Future, index: int) -> None:
+        self.pending -= 1
+        error = asyncio.CancelledError() if future.cancelled() else future.exception()
+        if error is None:
+            self.acked += 1
+        else:
+            self.failed.append((index, error))
+        self.changed.set()
+
+
+async def _stop(producer: AIOKafkaProducer) -> None:
+    """Stop within a bound: a producer still holding batches for a dead broker would wait forever."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(producer.stop(), STOP_TIMEOUT_S)
