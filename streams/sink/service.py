@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.errors import CommitFailedError
+from aiokafka.errors import CommitFailedError, IllegalStateError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 from clickhouse_connect.driver.client import Client
 
@@ -246,9 +246,11 @@ class Sink:
             offsets[tp] = max(offsets.get(tp, 0), record.offset + 1)
         try:
             await self._require_consumer().commit(offsets)
-        except CommitFailedError:
-            # The group rebalanced while the batch was written: the new owner re-reads it, and the
-            # tables absorb the repeat.
+        except (CommitFailedError, IllegalStateError):
+            # The group rebalanced while the batch was written (aiokafka says CommitFailed, or
+            # IllegalState when the partitions are no longer assigned): the new owner re-reads the
+            # batch, and the tables absorb the repeat. Not a crash: restarting the worker for it would
+            # only start another rebalance.
             log.warning("sink.commit.failed_after_rebalance", extra={"partitions": len(offsets)})
 
     async def _dead_letter(self, record: ConsumerRecord, error: BaseException, stage: str) -> None:
