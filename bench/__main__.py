@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import (agent_turn, agent_waiting, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
-                   reader_latency, reader_status, replay, waste)
+                   reader_latency, reader_status, replay, restart, waste)
 from bench.worker import BOOTSTRAP
 from streams.services import commands
 from streams.services.kafka_health import is_healthy
@@ -42,6 +42,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
                      [(a.pipeline_threads, a.pipeline_per_thread), (a.long_threads, a.long_per_thread)]))),
     "latency": ("2. End-to-end latency at a fixed offered load",
                 lambda a: asyncio.run(e2e_latency.main(a.rate, a.seconds, a.latency_threads))),
+    "restart": ("2b. Back to work after a restart or a rebalance",
+                lambda a: asyncio.run(restart.main(a.restart_threads, a.restart_per_thread))),
     "waiting": ("3. Agent waiting with a slow model",
                 lambda a: agent_waiting.main(a.waiting_messages, a.model_latency_ms, a.gaps)),
     "reader": ("4. Reader: context() and status() latency", _reader),
@@ -52,7 +54,7 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "turn": ("8. The agent's turn: send the user message, read the context that includes it",
              lambda a: asyncio.run(agent_turn.main(a.turn_threads, a.turns, [1, a.turn_concurrency]))),
 }
-NEEDS_BROKER = {"pipeline", "latency", "replay", "turn"}
+NEEDS_BROKER = {"pipeline", "latency", "restart", "replay", "turn"}
 
 
 class _Tee(io.StringIO):
@@ -77,6 +79,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rate", type=float, default=20.0, help="offered load, messages/s")
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--latency-threads", type=int, default=10)
+    p.add_argument("--restart-threads", type=int, default=100, help="threads folded before the restarts")
+    p.add_argument("--restart-per-thread", type=int, default=3)
     p.add_argument("--waiting-messages", type=int, default=5_000)
     p.add_argument("--model-latency-ms", type=int, default=2_000, help="slow model, in event time")
     p.add_argument("--gaps", type=lambda s: [float(g) for g in s.split(",")], default=[0.2, 1, 2, 10],

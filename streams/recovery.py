@@ -7,11 +7,24 @@ two 5-second empty polls of the changelog queue (``_slurp_changelogs``, hard-cod
 "positions past the end" — ten seconds after every start or rebalance that assigns state, with
 nothing processed meanwhile.
 
-The patch is one method: :meth:`PromptRecovery._build_highwaters` puts the offset of the last
-committed *record* where Faust puts ``end - 1`` (found by :mod:`streams.changelog_tail` with a
+The patch: :meth:`PromptRecovery._build_highwaters` puts the offset of the last committed
+*record* where Faust puts ``end - 1`` (found by :mod:`streams.changelog_tail` with a
 read_committed consumer of its own), so Faust's own rule ("applied up to the highwater") ends
-recovery the moment that record is applied. Everything else is Faust's. Should the tail read
-fail, Faust's own highwater is used and its ten-second fallback still ends recovery.
+recovery the moment that record is applied. Should the tail read fail, Faust's own highwater is
+used and its ten-second fallback still ends recovery.
+
+The highwaters are assigned, where Faust's ``_build_highwaters`` does ``Counter.update``, which
+*adds* the new highwater to the last one of a partition kept through a rebalance (seen here:
+recovery waited for offset 213 of a partition whose committed records end at 108, for ever).
+
+Faust's changelog reader sets ``signal_recovery_end`` once, on the event that completes
+recovery, and clears it at the top of its next iteration; a recovery task not waiting yet by then
+would wait forever, since nothing sets it again. Faust's own recovery ended on a 5-second
+timeout, long after the task began waiting; ending on an event narrows that margin to the few
+loop turns between resuming the changelog and waiting (not seen, but a hang if hit). So here the
+signal is a latch: it stays set until the next recovery starts
+(:meth:`PromptRecovery._set_recovery_started`), and the reader's clears do nothing. Everything
+else is Faust's.
 
 :class:`PromptTableManager` is how Faust takes it (``faust.App(TableManager=...)``); it also drops
 the fixed one-second sleep Faust's table manager starts with (it lets tables be declared late;
@@ -20,6 +33,7 @@ ours are all declared before the app starts).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -33,8 +47,28 @@ from streams.changelog_tail import last_committed_offsets
 log = logging.getLogger(__name__)
 
 
+class _Latch(asyncio.Event):
+    """An event only :meth:`reset` clears (``clear`` is the changelog reader's, and ignored)."""
+
+    def clear(self) -> None:
+        pass
+
+    def reset(self) -> None:
+        super().clear()
+
+
 class PromptRecovery(Recovery):
     _tail_reader: AIOKafkaConsumer | None = None
+
+    @property
+    def signal_recovery_end(self) -> asyncio.Event:
+        if self._signal_recovery_end is None:
+            self._signal_recovery_end = _Latch()
+        return self._signal_recovery_end
+
+    def _set_recovery_started(self) -> None:
+        super()._set_recovery_started()
+        self.signal_recovery_end.reset()  # type: ignore[attr-defined]
 
     async def _build_highwaters(self, consumer: Any, tps: set[TP], destination: Any, title: str) -> None:
         if not tps:
@@ -50,7 +84,8 @@ class PromptRecovery(Recovery):
         highwaters = {TP(tp.topic, tp.partition): offset for tp, offset in found.items()}
         self.log.info("Last committed record of %s changelog partitions:\n%s", title,
                       self._highwater_logtable(highwaters, title=title))
-        destination.update(highwaters)
+        for tp, offset in highwaters.items():  # not Counter.update: it adds to a kept partition's old highwater
+            destination[tp] = offset
 
     async def _reader(self) -> AIOKafkaConsumer:
         if self._tail_reader is None:
