@@ -276,8 +276,17 @@ async def test_a_mastra_store_with_om_imports_its_memory_and_the_context_is_mast
     async with client.events(["observation-start", "buffering-start"], thread_id=expected["threadId"]) as work:
         summary = await replay_store(source, client, CheckpointFile(tmp_path / "cp.json"))
         assert summary.import_parts_sent == 1 and summary.imports is not None
-        context = await client.context(expected["threadId"], expected["resourceId"],
-                                       wait_for_message_id="c4a08f8e-a398-4bb4-afab-d0d57e1c7ece", timeout=30)
+        await client.context(expected["threadId"], expected["resourceId"],
+                             wait_for_message_id="c4a08f8e-a398-4bb4-afab-d0d57e1c7ece", timeout=30)
+        # the folded message's status event can land before the record snapshot it came with (the sink
+        # reads the topics separately): wait, with a deadline, until the imported observations are served
+        deadline = time.monotonic() + 30
+        while True:
+            context = await client.context(expected["threadId"], expected["resourceId"])
+            if any("<observations>" in s for s in context.system):
+                break
+            assert time.monotonic() < deadline, "the imported observations were not served within 30 s"
+            await asyncio.sleep(0.05)
         mastra = expected["actorSystemPrompt"]
         ours = "\n".join(s for s in context.system[1:] if not s.startswith("<working-memory>"))
         assert _without_relative_dates(ours) == _without_relative_dates(mastra[mastra.index("<observations>"):])
