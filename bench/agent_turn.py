@@ -34,6 +34,7 @@ from schemas.messages import ChatMessage, TextPart
 from streams.harness.workers import WorkerProcess
 from streams.sdk import OMClient
 from streams.services.kafka_topics import create_topics
+from streams.services.worker_process import wait_http
 
 CONFIG = {"observation": {"messageTokens": 4000}, "reflection": {"observationTokens": 6000}}
 TOKEN = "bench-agent-turn"
@@ -93,6 +94,7 @@ async def main(threads: int, turns: int, concurrency: list[int]) -> None:
     try:
         handle = await asyncio.to_thread(process.start)
         reader_url = f"http://127.0.0.1:{handle.env['OM_READER_PORT']}"
+        await asyncio.to_thread(wait_http, f"{reader_url}/healthz", handle.proc, handle.log)  # after Faust's web
         scratch = f"{process.prefix}.baseline"
         await create_topics(BOOTSTRAP, [scratch], partitions=1, replication=1)
         settings = process.settings().model_copy(update={"reader_port": int(handle.env["OM_READER_PORT"])})

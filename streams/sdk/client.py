@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from processors.context import AgentContext
 from processors.machine import lookup_key
 from processors.recall.request import RecallRequest
 from schemas.control import ConfigOverride, ControlEvent, ThreadDeleted, TurnEnd, TurnStart
@@ -28,7 +29,7 @@ from streams.reader.models import ContextResponse, StatusResponse
 from streams.sdk.delivery import Delivery, log_report
 from streams.sdk.events import EventStream, Since
 from streams.sdk.own_writes import OwnWrites
-from streams.sdk.reader import ReaderClient
+from streams.sdk.reader import ReaderClient, ReaderError
 from streams.services.kafka_retry import Report
 from streams.settings import Settings, get_settings
 from streams.topics import Topics
@@ -121,8 +122,16 @@ class OMClient:
         """The context the agent sends next. Messages this client sent that the reader does not show
         yet are appended (``own_messages``; read-your-writes without waiting). ``wait_for_message_id``
         instead waits until the pipeline has folded that message (for callers that need its decisions)."""
-        response = await self.reader.context(thread_id, resource_id, wait_for_message_id=wait_for_message_id,
-                                             timeout=timeout)
+        try:
+            response = await self.reader.context(thread_id, resource_id, wait_for_message_id=wait_for_message_id,
+                                                 timeout=timeout)
+        except ReaderError as error:
+            # a thread's first turn: not materialised yet (404), but this client wrote to it — its
+            # context so far is what it sent
+            resource = self.own_writes.sent_as(thread_id, resource_id) if own_messages else None
+            if error.status != 404 or wait_for_message_id is not None or resource is None:
+                raise
+            response = ContextResponse.of(thread_id, resource, AgentContext())
         return self.own_writes.merge(response) if own_messages else response
 
     async def status(self, thread_id: str, resource_id: str | None = None) -> StatusResponse:

@@ -11,7 +11,9 @@ the client already holds the message. So the SDK remembers what it sent (per thr
   it, so the agent's next model call sees exactly what it sent.
 
 The answer says which messages came from the client (``own_messages``). A message dated before the
-cursor and not yet materialised (a late write) is not appended: it is shown once stored.
+cursor and not yet materialised (a late write) is not appended: it is shown once stored. On a
+thread's first turn the reader does not know the thread yet (404); a client that wrote to it gets
+the context it can vouch for — its own messages.
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ class OwnWrites:
             sent[message.id] = message
             while len(sent) > self.kept:
                 sent.popitem(last=False)
+
+    def sent_as(self, thread_id: str, resource_id: str | None) -> str | None:
+        """The resource this client wrote ``thread_id`` as (``resource_id`` if given), or None if it did not."""
+        for message in self._sent.get(thread_id, {}).values():
+            if resource_id is None or message.resource_id in (None, resource_id):
+                return resource_id or message.resource_id or thread_id
+        return None
 
     def merge(self, response: ContextResponse) -> ContextResponse:
         sent = self._sent.get(response.thread_id)

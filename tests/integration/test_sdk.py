@@ -29,6 +29,7 @@ from streams.replay.mastra_sources import MastraSQLiteSource
 from streams.replay.runner import ReplayOptions, ReplaySummary, replay
 from streams.sdk import OMClient, SyncOMClient
 from streams.sdk.events import EventStream, topic_partitions
+from streams.sdk.reader import ReaderError
 from streams.services.worker_process import wait_http
 from streams.settings import Settings
 from streams.worker import ensure_topics
@@ -123,6 +124,17 @@ async def test_a_context_right_after_send_includes_the_message_without_waiting(c
     raw = await client.context(thread, "sdk-user", own_messages=False, wait_for_message_id=second.id, timeout=30)
     assert [m.id for m in raw.messages] == [first.id, second.id] and raw.own_messages == []
     assert [m.id for m in (await client.context(thread, "sdk-user")).messages] == [first.id, second.id]
+
+
+async def test_the_first_turn_of_a_new_thread_reads_its_own_message_without_waiting(client: OMClient) -> None:
+    """The reader does not know a brand-new thread yet (404); the client that wrote it still gets a context."""
+    thread = f"first-{uuid.uuid4().hex[:6]}"
+    first = message(f"{thread}-1", thread, "sdk-user", int(time.time() * 1000), "hello, a new conversation")
+    await client.send(first)
+    context = await client.context(thread, "sdk-user")
+    assert [m.id for m in context.messages] == [first.id] and context.chat[-1].content == first.parts[0].text
+    with pytest.raises(ReaderError):  # a thread nobody here wrote to is still unknown
+        await client.context(f"never-{uuid.uuid4().hex[:6]}", "sdk-user")
 
 
 async def om_cli(settings: Settings, *args: str) -> tuple[int, str, str]:

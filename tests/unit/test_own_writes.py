@@ -46,3 +46,10 @@ def test_the_ledger_forgets_what_the_reader_covers_and_ignores_other_resources()
 def test_nothing_sent_means_the_reader_answer_as_is() -> None:
     original = response([msg("a", T0)])
     assert OwnWrites().merge(original) is original
+
+
+def test_a_thread_this_client_wrote_to_is_known_by_the_resource_it_wrote_as() -> None:
+    writes = OwnWrites()
+    writes.remember([msg("a", T0, resource="r1")])
+    assert writes.sent_as("t1", None) == "r1" and writes.sent_as("t1", "r1") == "r1"
+    assert writes.sent_as("t1", "r2") is None and writes.sent_as("t9", None) is None
