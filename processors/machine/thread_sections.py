@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from processors.context import iso_timestamp
-from schemas.record import boundary
+from processors.machine.activation import append_observations
 
 CLOSE = "</thread>"
 _SECTION = re.compile(r'<thread id="([^"]+)">\n?(.*?)\n?</thread>', re.S)
@@ -46,7 +45,7 @@ def merge_thread_section(existing: str, thread_id: str, body: str, at_ms: int) -
             if notes:
                 merged = f"{old[:-len(CLOSE)].rstrip()}\n{notes}\n{CLOSE}"
                 return existing[:start] + merged + existing[end:]
-    return f"{existing}{boundary(iso_timestamp(at_ms))}{section}"
+    return append_observations(existing, section, at_ms)
 
 
 def merge_cycle(existing: str, addition: str, newest_by_thread: Mapping[str, int], newest: int) -> str:
@@ -54,7 +53,7 @@ def merge_cycle(existing: str, addition: str, newest_by_thread: Mapping[str, int
     expected) is appended as in thread scope."""
     found = sections(addition)
     if not found:
-        return existing + boundary(iso_timestamp(newest)) + addition if existing else addition
+        return append_observations(existing, addition, newest)
     text = existing
     for thread_id, body in found:
         text = merge_thread_section(text, thread_id, body, newest_by_thread.get(thread_id, newest))
