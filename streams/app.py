@@ -52,6 +52,7 @@ from streams.hooks.transform import load_hooks
 from streams.call_shutdown import CallShutdown
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
+from streams.recovery import PromptTableManager
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
@@ -97,6 +98,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         producer_linger_ms=1,
         producer_max_request_size=MAX_RECORD_BYTES,
         recovery_consistency_check=False,  # a RocksDB check; the memory store has no persisted offsets
+        TableManager=PromptTableManager,  # recovery ends at the last committed record, see streams/recovery.py
         broker_session_timeout=settings.session_timeout_ms / 1000,
         broker_heartbeat_interval=settings.session_timeout_ms / 3000,
     )

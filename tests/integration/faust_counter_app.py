@@ -2,7 +2,7 @@
 
 Run as its own worker process (``faust -A tests.integration.faust_counter_app worker``) so the
 test exercises Faust exactly as deployed. Configured by env: FAUST_TEST_BROKER, FAUST_TEST_APP_ID,
-FAUST_TEST_SOURCE, FAUST_TEST_SINK.
+FAUST_TEST_SOURCE, FAUST_TEST_SINK, and FAUST_TEST_TABLE_MANAGER (Faust's own by default).
 """
 
 import os
@@ -18,6 +18,7 @@ app = faust.App(
     topic_replication_factor=1,
     web_enabled=False,
     broker_commit_interval=0.2,
+    TableManager=os.environ.get("FAUST_TEST_TABLE_MANAGER", "faust.tables:TableManager"),
 )
 source = app.topic(os.environ["FAUST_TEST_SOURCE"], key_serializer="raw", value_serializer="raw")
 sink = app.topic(os.environ["FAUST_TEST_SINK"], key_serializer="raw", value_serializer="raw")

@@ -1,0 +1,124 @@
+"""Faust table recovery that ends when the changelog's last committed record is applied.
+
+Faust (faust-streaming 0.15.3, ``faust/tables/recovery.py``) counts a changelog partition as
+recovered once the record at ``end offset - 1`` is applied. Under ``exactly_once`` that offset
+is a transaction marker, which no consumer ever receives, so recovery ends only by a fallback:
+two 5-second empty polls of the changelog queue (``_slurp_changelogs``, hard-coded), then
+"positions past the end" — ten seconds after every start or rebalance that assigns state, with
+nothing processed meanwhile.
+
+The patch: :meth:`PromptRecovery._build_highwaters` puts the offset of the last committed
+*record* where Faust puts ``end - 1`` (found by :mod:`streams.changelog_tail` with a
+read_committed consumer of its own, once no transaction is open on the partition: a previous
+owner's last transaction settled, committed or fenced), so Faust's own rule ("applied up to the highwater") ends
+recovery the moment that record is applied. Should the tail read fail, Faust's own highwater is
+used and its ten-second fallback still ends recovery.
+
+The highwaters are assigned, where Faust's ``_build_highwaters`` does ``Counter.update``, which
+*adds* the new highwater to the last one of a partition kept through a rebalance (seen here:
+recovery waited for offset 213 of a partition whose committed records end at 108, for ever).
+
+Faust's changelog reader sets ``signal_recovery_end`` once, on the event that completes
+recovery, and clears it at the top of its next iteration; a recovery task not waiting yet by then
+would wait forever, since nothing sets it again. Faust's own recovery ended on a 5-second
+timeout, long after the task began waiting; ending on an event narrows that margin to the few
+loop turns between resuming the changelog and waiting (not seen, but a hang if hit). So here the
+signal is a latch: it stays set until the next recovery starts
+(:meth:`PromptRecovery._set_recovery_started`), and the reader's clears do nothing. Everything
+else is Faust's.
+
+:class:`PromptTableManager` is how Faust takes it (``faust.App(TableManager=...)``); it also drops
+the fixed one-second sleep Faust's table manager starts with (it lets tables be declared late;
+ours are all declared before the app starts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from faust.tables import TableManager
+from faust.tables.recovery import Recovery
+from faust.types import TP
+
+from streams.changelog_tail import last_committed_offsets
+
+log = logging.getLogger(__name__)
+
+TAIL_DEADLINE_S = 15.0  # past it, Faust's own highwaters (and its ten-second fallback) take over
+
+
+class _Latch(asyncio.Event):
+    """An event only :meth:`reset` clears (``clear`` is the changelog reader's, and ignored)."""
+
+    def clear(self) -> None:
+        pass
+
+    def reset(self) -> None:
+        super().clear()
+
+
+class PromptRecovery(Recovery):
+    _tail_readers: tuple[AIOKafkaConsumer, AIOKafkaConsumer] | None = None
+
+    @property
+    def signal_recovery_end(self) -> asyncio.Event:
+        if self._signal_recovery_end is None:
+            self._signal_recovery_end = _Latch()
+        return self._signal_recovery_end
+
+    def _set_recovery_started(self) -> None:
+        super()._set_recovery_started()
+        self.signal_recovery_end.reset()  # type: ignore[attr-defined]
+
+    async def _build_highwaters(self, consumer: Any, tps: set[TP], destination: Any, title: str) -> None:
+        if not tps:
+            return
+        try:
+            committed, uncommitted = await self._readers()
+            found = await last_committed_offsets(committed, {TopicPartition(tp.topic, tp.partition) for tp in tps},
+                                                 deadline_s=TAIL_DEADLINE_S, uncommitted=uncommitted)
+        except Exception as error:  # noqa: BLE001 — Faust's own highwaters and fallback still recover
+            log.warning("om.recovery.tail_read_failed", extra={"error": repr(error), "action": "Faust's highwaters"})
+            await super()._build_highwaters(consumer, tps, destination, title)
+            return
+        highwaters = {TP(tp.topic, tp.partition): offset for tp, offset in found.items()}
+        self.log.info("Last committed record of %s changelog partitions:\n%s", title,
+                      self._highwater_logtable(highwaters, title=title))
+        for tp, offset in highwaters.items():  # not Counter.update: it adds to a kept partition's old highwater
+            destination[tp] = offset
+
+    async def _readers(self) -> tuple[AIOKafkaConsumer, AIOKafkaConsumer]:
+        """A read_committed reader for the tail, a read_uncommitted one for the high watermarks."""
+        if self._tail_readers is None:
+            servers = [f"{url.host}:{url.port or 9092}" for url in self.app.conf.broker]
+            readers = tuple(AIOKafkaConsumer(bootstrap_servers=servers, group_id=None, enable_auto_commit=False,
+                                             isolation_level=level, fetch_max_wait_ms=50,
+                                             client_id=f"{self.app.conf.id}-changelog-tail")
+                            for level in ("read_committed", "read_uncommitted"))
+            for reader in readers:
+                await reader.start()
+            self._tail_readers = readers  # type: ignore[assignment]
+        return self._tail_readers  # type: ignore[return-value]
+
+    async def on_stop(self) -> None:
+        await super().on_stop()
+        if self._tail_readers is not None:
+            for reader in self._tail_readers:
+                await reader.stop()
+            self._tail_readers = None
+
+
+class PromptTableManager(TableManager):
+    @property
+    def recovery(self) -> Recovery:
+        if self._recovery is None:
+            self._recovery = PromptRecovery(self.app, self, beacon=self.beacon, loop=self.loop)
+        return self._recovery
+
+    async def on_start(self) -> None:
+        if not self.should_stop:
+            await self._update_channels()
+            await self.recovery.start()
