@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     fetch_max_wait_ms: int = Field(default=100, ge=1, description="longest fetch long-poll of the worker's "
                                    "consumer (Faust hard-codes 1500); bounds the wait for the first input "
                                    "after recovery (streams/fetch_wait.py)")
+    stop_grace_s: float = Field(default=5.0, ge=0, description="after SIGTERM/SIGINT the worker exits within "
+                                "this long even if Faust's graceful stop has not finished (as a kill -9 "
+                                "would leave it: safe, see streams/stop_deadline.py); 0 = wait")
     crash_at: str = Field(default="", description="fault tests only: the worker kills itself (SIGKILL) after "
                           "sending, before committing, a batch that emits this lifecycle event type")
     commit_stall_s: float = Field(default=60.0, ge=0, description="a worker whose acknowledged input stays "

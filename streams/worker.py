@@ -2,7 +2,9 @@
 
 Faust's Worker owns the event loop and the signals: SIGINT/SIGTERM stop the agents, let the open
 transaction finish or abort, and leave the consumer group cleanly. Model calls still in flight are
-abandoned first (streams/call_shutdown.py), so the stop takes seconds, not the length of a call.
+abandoned first (streams/call_shutdown.py), so the stop takes seconds, not the length of a call;
+and whatever Faust's stop still takes, the process is gone ``OM_STOP_GRACE_S`` after the signal
+(streams/stop_deadline.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from streams.services.kafka_topics import create_topics
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
 from streams.settings import Settings
 from streams.startup import configured
+from streams.stop_deadline import StopDeadline
 from streams.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -50,7 +53,12 @@ async def prepare_broker(settings: Settings) -> None:
 
 
 class _Worker(faust.Worker):
+    def __init__(self, app: faust.App, *, stop_deadline: StopDeadline, **kwargs: Any) -> None:
+        super().__init__(app, **kwargs)
+        self.om_stop_deadline = stop_deadline
+
     def _schedule_shutdown(self, signal: Any) -> None:
+        self.om_stop_deadline.arm()
         shutdown = getattr(self.app, "om_call_shutdown", None)
         if shutdown is not None:
             shutdown.begin()
@@ -63,5 +71,6 @@ def run_worker(role: Role = "all") -> None:
     asyncio.run(prepare_broker(settings))
     app = build_app(settings, config, role)
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
-    worker = _Worker(app, loglevel=settings.log_level, override_logging=False)
+    worker = _Worker(app, stop_deadline=StopDeadline(settings.stop_grace_s), loglevel=settings.log_level,
+                     override_logging=False)
     worker.execute_from_commandline()
