@@ -6,13 +6,27 @@ some agents must remember an email address and others must never store one. Patt
 side of precision where a false positive would corrupt ordinary content (card numbers must pass
 the Luhn check and IBANs the mod-97 check, so timestamps and order numbers stay intact).
 
+What is covered: every prose field of every part, tool arguments and results, message metadata
+and ``provider_metadata`` (model output of tools lives there), the text of text-like file parts
+(plain, ``data:`` URIs and base64 alike, re-encoded as they came), and the query strings and
+userinfo of URLs — in prose and in image/file parts given by URL. Only binary payloads and the
+identifiers in ``_VERBATIM`` stay byte for byte.
+
+Evasions handled: zero-width characters inside an ASCII token (``sk-\u200bproj…``) are removed
+before matching (the text is returned untouched when nothing matched); quoted credentials keep
+every word up to the closing quote (``password: "correct horse battery"``); e-mail addresses may
+be internationalised (``josé@bücher.de``, or punycode).
+
 Pure: the worker's redaction hook and the ClickHouse sink both call :meth:`Redactor.message`, so
 what the Observer saw and what the tables hold are redacted the same way.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,12 +83,21 @@ SECRET_RULES: tuple[Rule, ...] = (
     Rule("github-token", re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}")),
     Rule("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
     Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    # a quoted value runs to its closing quote (several words), a bare one to the next space/quote/comma
     Rule("credential", re.compile(
-        rf"(?P<key>\b(?:{_CREDENTIAL_NAMES})[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{{3,}}", re.IGNORECASE), keep="key"),
+        rf"(?P<key>\b(?:{_CREDENTIAL_NAMES})[\"']?\s*[:=]\s*(?P<q>[\"'])?)"
+        r"(?(q)(?:(?!(?P=q))[^\n]){1,200}|[^\s\"',;]{3,})", re.IGNORECASE), keep="key"),
+    # URLs: the password of ``scheme://user:password@host``, and query values whose names say secret
+    Rule("url-credential", re.compile(r"(?P<key>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(?=@)"), keep="key"),
+    Rule("url-credential", re.compile(
+        r"(?P<key>[?&;][\w.-]*?(?:token|key|secret|sig|signature|password|passwd|pwd|auth|credential|session"
+        r"|code)[\w.-]*=)[^&#\s\"'<>]+", re.IGNORECASE), keep="key"),
 )
 
 PII_RULES: Mapping[str, Rule] = {
-    "email": Rule("email", re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
+    # \w is Unicode here: internationalised local parts and domains (and their punycode) are addresses too
+    "email": Rule("email", re.compile(
+        r"(?<![\w.%+-])[\w.%+-]+@(?:[^\W_](?:[\w-]*[^\W_])?\.)+(?:[^\W\d_]{2,}|xn--[a-z0-9-]+)(?![\w-])")),
     "phone": Rule("phone", re.compile(
         r"(?<![\w+])(?:\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]?\d{2,4}){2,4}"
         r"|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|\b\d{3}[.-]\d{3}[.-]\d{4})\b")),
@@ -88,6 +111,13 @@ DEFAULT_PII: tuple[str, ...] = tuple(PII_RULES)
 # stay decodable, a tool call id must still match its result).
 _VERBATIM = frozenset({"type", "tool_call_id", "tool_name", "state", "mime_type", "created_at", "detail"})
 
+# Invisible characters inside an ASCII token are an evasion, never content (emoji joiners and
+# the ZWNJ of Persian sit between non-ASCII characters and are left alone).
+_HIDDEN_IN_TOKEN = re.compile(r"(?<=[A-Za-z0-9_\-.+/=:])[\u00ad\u180e\u200b-\u200d\u2060\ufeff]+(?=[A-Za-z0-9_\-.+/=:])")
+_TEXT_MIME = re.compile(r"^(?:text/|application/(?:json|xml|yaml|x-yaml|csv|javascript|x-ndjson)\b|[^;]*\+(?:json|xml)\b)",
+                        re.IGNORECASE)
+_DATA_URI = re.compile(r"^data:(?P<mime>[^,;]*)(?P<params>(?:;[^,;]*)*?)(?P<b64>;base64)?,(?P<body>.*)$", re.DOTALL)
+
 
 class Redactor:
     """Applies the secret rules, then the chosen PII rules and any custom ``{kind: regex}`` patterns."""
@@ -100,9 +130,11 @@ class Redactor:
         self.rules: tuple[Rule, ...] = (*SECRET_RULES, *(PII_RULES[name] for name in pii), *extra)
 
     def text(self, text: str) -> str:
+        visible = _HIDDEN_IN_TOKEN.sub("", text)
+        redacted = visible
         for rule in self.rules:
-            text = rule.pattern.sub(rule.replace, text)
-        return text
+            redacted = rule.pattern.sub(rule.replace, redacted)
+        return text if redacted == visible else redacted
 
     def value(self, value: Any) -> Any:
         """Every string inside a JSON-like value (tool arguments and results, metadata)."""
@@ -133,8 +165,52 @@ class Redactor:
     def _part(self, part: Any) -> Any:
         payload = {"image"} if isinstance(part, ImagePart) else {"data"} if isinstance(part, FilePart) else set()
         update = {name: self.value(getattr(part, name)) for name in _fields(part)
-                  if name not in payload and name not in _VERBATIM and name != "provider_metadata"}
+                  if name not in payload and name not in _VERBATIM}
+        if isinstance(part, ImagePart) and _is_url(part.image):
+            update["image"] = self.text(part.image)
+        if isinstance(part, FilePart):
+            update["data"] = self._file_data(part.data, part.mime_type)
         return part.model_copy(update=update)
+
+    def _file_data(self, data: str, mime_type: str) -> str:
+        """A URL's query and userinfo; a text-like file's text, re-encoded as it came; binary stays."""
+        if _is_url(data):
+            return self.text(data)
+        uri = _DATA_URI.match(data)
+        if uri:
+            if not _TEXT_MIME.match(uri["mime"] or mime_type):
+                return data
+            head = data[: uri.start("body")]
+            if uri["b64"]:
+                text = _b64_text(uri["body"])
+                redacted = text if text is None else self.text(text)
+                return data if redacted == text else head + _b64(redacted)
+            text = urllib.parse.unquote(uri["body"])
+            redacted = self.text(text)
+            return data if redacted == text else head + urllib.parse.quote(redacted, safe=" /:;,=&?@+$!*'()~#")
+        if not _TEXT_MIME.match(mime_type):
+            return data
+        text = _b64_text(data)
+        if text is None:
+            return self.text(data)
+        redacted = self.text(text)
+        return data if redacted == text else _b64(redacted)
+
+
+def _is_url(value: str) -> bool:
+    return value.startswith(("http://", "https://", "ftp://", "s3://", "gs://"))
+
+
+def _b64_text(value: str) -> str | None:
+    """The UTF-8 text a base64 payload holds, or None when it is not base64 of UTF-8 text."""
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
 def _fields(part: Any) -> list[str]:

@@ -77,3 +77,57 @@ def test_messages_are_redacted_in_prose_tool_calls_and_metadata_but_payloads_sta
     assert tool.tool_call_id == message.parts[1].tool_call_id, "ids must still pair calls with results"
     assert redacted.parts[2].image == image and redacted.parts[3].data == image
     assert (redacted.id, redacted.role, redacted.created_at) == (message.id, message.role, message.created_at)
+
+
+# Issue 18, item 10: the gaps a hostile probe found.
+
+@pytest.mark.parametrize(("text", "secret", "kind"), [
+    ('password: "correct horse battery staple" ok', "horse battery staple", "credential"),
+    ("api_key='two words' then", "two words", "credential"),
+    ("sk-\u200bproj-abcdefghijklmnop1234", "abcdefghijklmnop1234", "api-key"),
+    ("ghp_abcdefghij\u2060klmnopqrstuvwxyz0123", "klmnopqrstuvwxyz0123", "github-token"),
+    ("write to josé.müller@bücher.de today", "bücher.de", "email"),
+    ("or 李雷@例子.中国 or x@xn--bcher-kva.de", "例子.中国", "email"),
+    ("see https://files.example.com/r.pdf?X-Amz-Signature=abc123def&X-Amz-Date=2024", "abc123def", "url-credential"),
+    ("open https://api.example.com/v1?q=cats&access_token=tok_55aa", "tok_55aa", "url-credential"),
+    ("db at postgres://admin:s3cr3t@db.internal:5432/app", "s3cr3t", "url-credential"),
+])
+def test_evasions_and_forms_the_first_rules_missed(text: str, secret: str, kind: str) -> None:
+    redacted = Redactor().text(text)
+    assert secret not in redacted
+    assert f"[REDACTED:{kind}]" in redacted
+
+
+def test_ordinary_urls_emoji_joiners_and_persian_zwnj_are_untouched() -> None:
+    text = ("https://example.com/search?q=cats&page=2 👨\u200d👩\u200d👧 می\u200cخواهم "
+            "and a soft hy\u00adphen in prose stays when nothing is redacted")
+    assert Redactor().text(text) == text
+
+
+def test_provider_metadata_and_text_file_parts_are_redacted_binary_files_are_not() -> None:
+    import base64
+
+    secret = "password=hunter22!"
+    b64 = base64.b64encode(f"config\n{secret}\n".encode()).decode()
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + secret.encode()).decode()
+    message = ChatMessage.model_validate({
+        "id": "m1", "role": "assistant", "created_at": 1, "thread_id": "t", "resource_id": "r",
+        "parts": [
+            {"type": "tool-invocation", "tool_call_id": "c1", "tool_name": "read", "state": "result",
+             "result": "ok", "provider_metadata": {"mastra": {"modelOutput": f"the file says {secret}"}}},
+            {"type": "file", "data": b64, "mime_type": "text/plain"},
+            {"type": "file", "data": f"data:text/plain;base64,{b64}", "mime_type": "text/plain"},
+            {"type": "file", "data": "data:application/json,%7B%22api_key%22%3A%20%22abc123xyz%22%7D"},
+            {"type": "file", "data": png, "mime_type": "image/png"},
+            {"type": "file", "data": "https://x.example/f.txt?token=zz9988", "mime_type": "text/plain"},
+            {"type": "image", "image": "https://x.example/i.png?sig=qq7766"},
+        ]})
+    parts = Redactor().message(message).parts
+    assert "hunter22" not in str(parts[0].provider_metadata)
+    assert "hunter22" not in base64.b64decode(parts[1].data).decode()
+    assert "hunter22" not in base64.b64decode(parts[2].data.split(",", 1)[1]).decode()
+    assert parts[2].data.startswith("data:text/plain;base64,")
+    assert "abc123xyz" not in parts[3].data and "REDACTED" in parts[3].data
+    assert parts[4].data == png, "a binary payload stays decodable, byte for byte"
+    assert parts[5].data == "https://x.example/f.txt?token=[REDACTED:url-credential]"
+    assert parts[6].image == "https://x.example/i.png?sig=[REDACTED:url-credential]"
