@@ -23,7 +23,7 @@ from functools import lru_cache
 from processors.machine.buffering import apply_buffer_result, maybe_buffer
 from processors.config import OMConfig
 from processors.machine.generation import record_id
-from processors.machine.intake import Rejected, take_message
+from processors.machine.intake import Rejected, check_control_ownership, take_message
 from processors.machine.lifecycle_events import status_event
 from processors.machine.lookup import lookup_key
 from processors.config import deep_merge
@@ -41,6 +41,7 @@ from schemas.control import (
     IdleTick,
     ProviderChange,
     RecordImport,
+    ThreadControl,
     ThreadDeleted,
     TurnEnd,
     TurnStart,
@@ -114,6 +115,8 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
     step = Step(state=state.model_copy(update={"version": state.version + 1}), config=config,
                 counter=counter_for(config), now=now)
     try:
+        if isinstance(event, ThreadControl) and not fresh:
+            check_control_ownership(step, event)
         if _apply(step, event) is None:
             return Decision(state=None, deltas=(_deleted(step),))
     except Rejected as exc:

@@ -4,7 +4,9 @@ Rules this module keeps:
 
 * A message id is one message: producing it again *updates* it while it is unobserved and is a
   counted duplicate once observed — so producer retries and replays are idempotent.
-* A thread belongs to one resource for life; a message naming another resource is refused.
+* A thread belongs to one resource for life; a message naming another resource is refused, and so
+  is a control event about the thread (turns, a provider change, ``updateRecordConfig``, deletion):
+  another resource can neither re-tune nor delete it (:func:`check_control_ownership`).
 * A late message (event time at or before the cursor) still enters the window — Mastra would treat
   it as observed and lose it (§12.12) — unless it is older than the duplicate memory
   (``LATE_TOLERANCE_MS``), where it cannot be told from a replayed duplicate and is dropped, counted.
@@ -19,6 +21,7 @@ import bisect
 from processors.context import format_reminder_timestamp, temporal_gap_text
 from processors.machine.state import LATE_TOLERANCE_MS
 from schemas.base import SchemaError
+from schemas.control import ThreadControl
 from processors.machine.step import Step
 from schemas.lifecycle import AppliedThrough
 from schemas.messages import ChatMessage, DataPart, TextPart
@@ -31,16 +34,24 @@ class Rejected(SchemaError):
 
 
 def check_ownership(step: Step, message: ChatMessage) -> None:
+    owner = message.owner if step.state.record.scope == "thread" else message.resource_id
+    _check_owner(step, "message", message.thread_id, owner,
+                 f"a message may not move it to resource {owner!r} — use a new thread id")
+
+
+def check_control_ownership(step: Step, event: ThreadControl) -> None:
+    """The resource a control event names (its thread id when it names none, as Mastra falls back)
+    must own the record, as a message's must."""
+    owner = event.resource_id or event.thread_id
+    _check_owner(step, event.kind, event.thread_id, owner, f"a {event.kind} from resource {owner!r} is refused")
+
+
+def _check_owner(step: Step, what: str, thread_id: str, owner: str, refusal: str) -> None:
     record = step.state.record
-    if record.scope == "thread" and message.thread_id != record.thread_id:
-        raise Rejected("thread_id", f"message for thread {message.thread_id!r} reached key {record.key!r}")
-    owner = message.owner if record.scope == "thread" else message.resource_id
+    if record.scope == "thread" and thread_id != record.thread_id:
+        raise Rejected("thread_id", f"{what} for thread {thread_id!r} reached key {record.key!r}")
     if owner != record.resource_id:
-        raise Rejected(
-            "resource_id",
-            f"thread {message.thread_id!r} belongs to resource {record.resource_id!r}; "
-            f"a message may not move it to resource {owner!r} — use a new thread id",
-        )
+        raise Rejected("resource_id", f"thread {thread_id!r} belongs to resource {record.resource_id!r}; {refusal}")
 
 
 def take_message(step: Step, message: ChatMessage) -> bool:

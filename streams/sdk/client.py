@@ -81,6 +81,8 @@ class OMClient:
         return parsed
 
     # -- control -------------------------------------------------------------------------------
+    # Each names the thread's resource: the processor refuses (dead-letters) a control event from a
+    # resource that does not own the thread; no ``resource_id`` stands for the thread id (Mastra's fallback).
     async def turn_start(self, thread_id: str, model: str, *, resource_id: str | None = None,
                          at: int | None = None) -> None:
         """An agent turn begins with actor model ``provider/modelId`` (drives ``'auto'`` idle TTLs)."""
