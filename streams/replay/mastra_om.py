@@ -38,7 +38,8 @@ SCHEMA_VERSION_READ = "@mastra/core 1.71.0 (@mastra/memory 1.31.0)"
 REQUIRED = ("id", "lookupKey", "scope", "resourceId", "threadId", "activeObservations", "generationCount",
             "lastObservedAt", "observationTokenCount", "createdAt", "updatedAt")
 OPTIONAL = ("originType", "totalTokensObserved", "pendingMessageTokens", "observedMessageIds",
-            "observedTimezone", "bufferedObservations", "bufferedObservationChunks", "bufferedReflection",
+            "observedTimezone", "activeObservationsPendingUpdate", "bufferedObservations",
+            "bufferedObservationChunks", "bufferedReflection",
             "bufferedReflectionTokens", "bufferedReflectionInputTokens", "reflectedObservationLineCount",
             "lastBufferedAtTokens", "lastBufferedAtTime")
 PART_BYTES = 512 * 1024  # well under Kafka's default 1 MB record
@@ -182,7 +183,7 @@ def _record(head: dict[str, Any], older: list[dict[str, Any]], threads: list[Mas
             continue
         thread_cursor = cursors.get(message.thread_id, cursor)
         (observed if classify(message, observed_ids, thread_cursor) else unobserved).append(message)
-    if head.get("bufferedObservations"):
+    if head.get("activeObservationsPendingUpdate") or head.get("bufferedObservations"):  # Mastra reads the first
         tally.skipped["legacy buffered observations (pre-chunk format; their messages stay unobserved)"] += 1
     window = {m.id for m in unobserved}
     chunks = []
