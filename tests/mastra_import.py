@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from processors.context import OBSERVATIONS_OPEN
+from schemas.messages import ChatMessage
 from streams.replay.mastra_om import ImportTally
 from streams.sdk import OMClient
 from streams.sdk.events import EventStream
@@ -42,15 +43,15 @@ def without_relative_dates(text: str) -> str:
     return _DATE_LINE.sub(r"\1", text)
 
 
-def newest_imported_message(source: Any) -> str:
-    """The id of the newest message the source's OM import carries (the last one the record folds)."""
+def newest_imported_message(source: Any) -> ChatMessage:
+    """The newest message the source's OM import carries (the last one the record folds)."""
     messages = [m for part in source.imports(ImportTally()) for m in part.observed + part.unobserved]
-    return max(messages, key=lambda m: (m.created_at, m.id)).id
+    return max(messages, key=lambda m: (m.created_at, m.id))
 
 
-async def imported_context(client: OMClient, thread_id: str, resource_id: str, newest_id: str) -> ContextResponse:
+async def imported_context(client: OMClient, thread_id: str, resource_id: str, newest: ChatMessage) -> ContextResponse:
     """The thread's context once the reader serves the imported observations (bounded wait)."""
-    await client.context(thread_id, resource_id, wait_for_message_id=newest_id, timeout=DEADLINE_S)
+    await client.context(newest.thread_id, resource_id, wait_for_message_id=newest.id, timeout=DEADLINE_S)
     # the folded message's status event can land before the record snapshot it came with (the sink
     # reads the topics separately): wait, with a deadline, until the imported observations are served
     deadline = time.monotonic() + DEADLINE_S
