@@ -23,7 +23,15 @@ from schemas.base import SchemaError
 from schemas.messages import ChatMessage
 from schemas.record_import import RecordImport
 from streams.replay.mastra_format import COUNT_SQL, MESSAGES_SQL, MESSAGES_SQL_PG_Z, MastraRow, message_from_row
-from streams.replay.mastra_om import OM_TABLE, ImportTally, build_import, om_columns, thread_from_row
+from streams.replay.mastra_om import (
+    OM_TABLE,
+    ImportTally,
+    absent_columns,
+    build_import,
+    note_absent_columns,
+    om_columns,
+    thread_from_row,
+)
 from streams.replay.source import ReplayInputError, file_fingerprint
 
 THREADS_SQL = 'SELECT id, "resourceId", title, metadata FROM mastra_threads ORDER BY id'
@@ -68,6 +76,7 @@ class _MastraStore:
         heads = self._om_rows()
         if not heads:
             return
+        note_absent_columns(absent_columns(self._columns(OM_TABLE)), len(heads), tally)
         threads = {t.id: t for t in map(thread_from_row, self._rows(THREADS_SQL))}
         resource_wm = self._resource_working_memory()
         by_thread: dict[str, list[ChatMessage]] = defaultdict(list)
