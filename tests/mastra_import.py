@@ -19,10 +19,10 @@ import orjson
 
 from processors.context import OBSERVATIONS_OPEN
 from schemas.messages import ChatMessage
+from streams.reader.models import ContextResponse
 from streams.replay.mastra_om import ImportTally
 from streams.sdk import OMClient
 from streams.sdk.events import EventStream
-from streams.reader.models import ContextResponse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mastra_store"
 LLM_WORK = ["observation-start", "buffering-start"]  # observation-start also announces a reflection
