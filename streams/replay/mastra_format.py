@@ -13,7 +13,8 @@ whose parts are AI SDK v4 UI parts. Most map one to one; the differences are:
 
 Older rows hold a plain string or a v1 ``CoreMessage`` content array; both are read too.
 Timestamps are ISO-8601 text in LibSQL/SQLite and ``timestamp`` values in PostgreSQL; both become
-UTC epoch ms (a naive timestamp is UTC, as Mastra writes it).
+UTC epoch ms (a naive timestamp is UTC, as Mastra writes it). Where Mastra's PostgreSQL store has the
+timezone-aware mirror column (``createdAtZ``, 1.x) it is read first, as Mastra reads it.
 """
 
 from __future__ import annotations
@@ -29,11 +30,14 @@ from schemas.messages import ChatMessage
 
 # Threads' current owner wins over the message's own resourceId: Mastra can move a thread to
 # another resource, and our records refuse a thread that changes resource mid-stream.
-MESSAGES_SQL = """
-SELECT m.id, m.thread_id, m.content, m.role, m."createdAt", COALESCE(t."resourceId", m."resourceId")
+MESSAGES_SQL_TEMPLATE = """
+SELECT m.id, m.thread_id, m.content, m.role, {created}, COALESCE(t."resourceId", m."resourceId")
 FROM mastra_messages AS m LEFT JOIN mastra_threads AS t ON t.id = m.thread_id
-ORDER BY COALESCE(t."resourceId", m."resourceId", m.thread_id), m."createdAt", m.id
+ORDER BY COALESCE(t."resourceId", m."resourceId", m.thread_id), {created}, m.id
 """
+MESSAGES_SQL = MESSAGES_SQL_TEMPLATE.format(created='m."createdAt"')
+# Mastra's PostgreSQL store keeps a timezone-aware mirror of each timestamp ("createdAtZ" …) and reads it first
+MESSAGES_SQL_PG_Z = MESSAGES_SQL_TEMPLATE.format(created='COALESCE(m."createdAtZ", m."createdAt")')
 COUNT_SQL = "SELECT count(*), count(DISTINCT thread_id), max(\"createdAt\") FROM mastra_messages"
 
 

@@ -12,8 +12,11 @@ bookkeeping messages; the working memory itself is imported), the legacy single-
 (``bufferedObservations``, before chunks existed), chunks naming messages that are not unobserved,
 and thread metadata outside ``mastra.om`` (our record has no place for it).
 
-Schema differences between Mastra versions: the columns below marked required are refused when
-missing, with the column named; the optional ones are read as empty when a store predates them.
+Schema differences between Mastra versions (read off the published @mastra/core releases): the table
+came with @mastra/core 1.2.0; 1.3.0 added the async-buffering columns (``ADDED_IN``), 1.9.0 a
+``metadata`` column this importer does not read. A store missing a column of the first release is
+refused, naming the column and the versions; one that predates 1.3.0 is imported with nothing
+buffered, and the summary names the absent columns and the release that added them.
 """
 
 from __future__ import annotations
@@ -35,12 +38,18 @@ from streams.replay.sqlite_jsonb import decode_jsonb
 
 OM_TABLE = "mastra_observational_memory"
 SCHEMA_VERSION_READ = "@mastra/core 1.71.0 (@mastra/memory 1.31.0)"
+FIRST_OM_RELEASE = "1.2.0"  # the first @mastra/core release with the observational-memory table
 REQUIRED = ("id", "lookupKey", "scope", "resourceId", "threadId", "activeObservations", "generationCount",
             "lastObservedAt", "observationTokenCount", "createdAt", "updatedAt")
 OPTIONAL = ("originType", "totalTokensObserved", "pendingMessageTokens", "observedMessageIds",
-            "observedTimezone", "bufferedObservations", "bufferedObservationChunks", "bufferedReflection",
+            "observedTimezone", "activeObservationsPendingUpdate", "bufferedObservations",
+            "bufferedObservationChunks", "bufferedReflection",
             "bufferedReflectionTokens", "bufferedReflectionInputTokens", "reflectedObservationLineCount",
             "lastBufferedAtTokens", "lastBufferedAtTime")
+# the optional columns a later @mastra/core release added (the others came with FIRST_OM_RELEASE)
+ADDED_IN = dict.fromkeys(("bufferedObservations", "bufferedObservationChunks", "bufferedReflection",
+                          "bufferedReflectionTokens", "bufferedReflectionInputTokens", "reflectedObservationLineCount",
+                          "lastBufferedAtTokens", "lastBufferedAtTime"), "1.3.0")
 PART_BYTES = 512 * 1024  # well under Kafka's default 1 MB record
 
 
@@ -67,10 +76,26 @@ def om_columns(columns: Iterable[str]) -> list[str]:
     for column in REQUIRED:
         if column not in present:
             raise ReplayInputError(
-                f"{OM_TABLE} has no column {column!r}: this importer reads the schema of {SCHEMA_VERSION_READ}; "
-                "upgrade the store with a Mastra 1.x that has it (start the app once with the new version) "
-                "or replay with --messages-only")
+                f"{OM_TABLE} has no column {column!r}, which every Mastra store has had since @mastra/core "
+                f"{FIRST_OM_RELEASE} (the first with observational memory); this importer reads the schema of "
+                f"{SCHEMA_VERSION_READ}: upgrade the store with a Mastra 1.x that has it (start the app once with "
+                "the new version) or replay with --messages-only")
     return [c for c in (*REQUIRED, *OPTIONAL) if c in present]
+
+
+def absent_columns(columns: Iterable[str]) -> dict[str, list[str]]:
+    """The optional OM columns a store lacks, by the @mastra/core release that added them."""
+    present, absent = set(columns), {}
+    for column in OPTIONAL:
+        if column not in present:
+            absent.setdefault(ADDED_IN.get(column, FIRST_OM_RELEASE), []).append(column)
+    return absent
+
+
+def note_absent_columns(absent: dict[str, list[str]], records: int, tally: ImportTally) -> None:
+    for version, names in sorted(absent.items()):
+        tally.skipped[f"OM columns added in @mastra/core {version} ({', '.join(names)}): absent from this "
+                      "older store, read as empty"] += records
 
 
 def json_value(value: Any) -> Any:
@@ -182,7 +207,7 @@ def _record(head: dict[str, Any], older: list[dict[str, Any]], threads: list[Mas
             continue
         thread_cursor = cursors.get(message.thread_id, cursor)
         (observed if classify(message, observed_ids, thread_cursor) else unobserved).append(message)
-    if head.get("bufferedObservations"):
+    if head.get("activeObservationsPendingUpdate") or head.get("bufferedObservations"):  # Mastra reads the first
         tally.skipped["legacy buffered observations (pre-chunk format; their messages stay unobserved)"] += 1
     window = {m.id for m in unobserved}
     chunks = []

@@ -22,12 +22,23 @@ from urllib.parse import urlsplit, urlunsplit
 from schemas.base import SchemaError
 from schemas.messages import ChatMessage
 from schemas.record_import import RecordImport
-from streams.replay.mastra_format import COUNT_SQL, MESSAGES_SQL, MastraRow, message_from_row
-from streams.replay.mastra_om import OM_TABLE, ImportTally, build_import, om_columns, thread_from_row
+from streams.replay.mastra_format import COUNT_SQL, MESSAGES_SQL, MESSAGES_SQL_PG_Z, MastraRow, message_from_row
+from streams.replay.mastra_om import (
+    OM_TABLE,
+    ImportTally,
+    absent_columns,
+    build_import,
+    note_absent_columns,
+    om_columns,
+    thread_from_row,
+)
 from streams.replay.source import ReplayInputError, file_fingerprint
 
 THREADS_SQL = 'SELECT id, "resourceId", title, metadata FROM mastra_threads ORDER BY id'
 RESOURCES_SQL = 'SELECT id, "workingMemory" FROM mastra_resources'
+# OM columns Mastra's PostgreSQL store reads from their "…Z" (timestamptz) mirror; its lastBufferedAtTimeZ
+# is only ever the column default (the write time), so lastBufferedAtTime is read as it is
+Z_MIRRORED = ("lastObservedAt", "createdAt", "updatedAt")
 
 
 def _convert(rows: Iterator[tuple[Any, ...]], where: str) -> Iterator[ChatMessage]:
@@ -65,6 +76,7 @@ class _MastraStore:
         heads = self._om_rows()
         if not heads:
             return
+        note_absent_columns(absent_columns(self._columns(OM_TABLE)), len(heads), tally)
         threads = {t.id: t for t in map(thread_from_row, self._rows(THREADS_SQL))}
         resource_wm = self._resource_working_memory()
         by_thread: dict[str, list[ChatMessage]] = defaultdict(list)
@@ -88,7 +100,8 @@ class _MastraStore:
     def _om_rows(self) -> dict[str, list[dict[str, Any]]]:
         if not self.import_om or OM_TABLE not in self._tables():
             return {}
-        selected = ", ".join(f'"{c}"' for c in om_columns(self._columns(OM_TABLE)))
+        present = self._columns(OM_TABLE)
+        selected = ", ".join(self._select(column, present) for column in om_columns(present))
         by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in self._rows(f'SELECT {selected} FROM {OM_TABLE} ORDER BY "lookupKey", "generationCount"'):
             by_key[row["lookupKey"]].append(row)
@@ -100,6 +113,9 @@ class _MastraStore:
         return {r["id"]: r["workingMemory"] for r in self._rows(RESOURCES_SQL) if isinstance(r["workingMemory"], str)}
 
     def _tables(self) -> set[str]: ...
+
+    def _select(self, column: str, present: list[str]) -> str:
+        return f'"{column}"'
 
 
 def _threads_of(head: dict[str, Any], threads: dict[str, Any]) -> list[Any]:
@@ -169,9 +185,16 @@ class MastraPostgresSource(_MastraStore):
         return f"{total}:{newest}:{om}"
 
     def _all_messages(self) -> Iterator[ChatMessage]:
+        sql = MESSAGES_SQL_PG_Z if "createdAtZ" in self._columns("mastra_messages") else MESSAGES_SQL
         with self._connect() as db, db.cursor(name="om_replay") as cursor:  # server-side: streams rows
-            cursor.execute(MESSAGES_SQL)
+            cursor.execute(sql)
             yield from _convert(iter(cursor), self.identity)
+
+    def _select(self, column: str, present: list[str]) -> str:
+        """The timezone-aware mirror first where Mastra reads it (its PostgreSQL ``parseOMRow``)."""
+        if column in Z_MIRRORED and f"{column}Z" in present:
+            return f'COALESCE("{column}Z", "{column}") AS "{column}"'
+        return f'"{column}"'
 
     def _rows(self, sql: str) -> list[dict[str, Any]]:
         from psycopg.rows import dict_row

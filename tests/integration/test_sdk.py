@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import sys
 import time
 import uuid
@@ -25,7 +24,7 @@ from processors.tokens import get_counter
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage, TextPart
 from streams.replay.checkpoint import CheckpointFile
-from streams.replay.mastra_sources import MastraSQLiteSource
+from streams.replay.mastra_sources import MastraPostgresSource, MastraSQLiteSource
 from streams.replay.runner import ReplayOptions, ReplaySummary, replay
 from streams.sdk import OMClient, SyncOMClient
 from streams.sdk.events import EventStream, topic_partitions
@@ -34,13 +33,16 @@ from streams.services.worker_process import wait_http
 from streams.settings import Settings
 from streams.worker import ensure_topics
 from tests.integration.pipeline import WorkerProcess
+from tests import mastra_import
 from tests.mastra_store import sample_store
+from tests.postgres_server import PostgresServer
 
 pytestmark = pytest.mark.integration
 
 CONFIG = {"observation": {"messageTokens": 300, "bufferTokens": False}}
 TOKEN = "sdk-test-token"
-RESOURCES = ["sdk-user", "locomo-talk", "mastra-user0", "mastra-user1", "resume-user0", "resume-user1", "fixture-user"]
+RESOURCES = ["sdk-user", "locomo-talk", "mastra-user0", "mastra-user1", "resume-user0", "resume-user1", "fixture-user",
+             "fixture-pg-user", "fixture-gen-user"]
 DEADLINE_S = 60.0
 
 
@@ -271,39 +273,49 @@ async def test_cli_send_then_context_status_and_recall(settings: Settings) -> No
     assert code == 1 and "401" in err and "OM_READER_TOKENS" in err
 
 
-OM_FIXTURES = Path(__file__).parents[1] / "fixtures" / "mastra_store"
-_DATE_LINE = re.compile(r"^(Date: \w+ \d+, \d{4}) \([^)]*\)$", re.MULTILINE)
-
-
-def _without_relative_dates(text: str) -> str:
-    """Mastra rendered 'today' on its virtual clock; the reader renders the real now."""
-    return _DATE_LINE.sub(r"\1", text)
-
-
 async def test_a_mastra_store_with_om_imports_its_memory_and_the_context_is_mastras(
         client: OMClient, tmp_path: Path) -> None:
-    expected = orjson.loads((OM_FIXTURES / "mastra-1.31.expected.json").read_bytes())
-    source = MastraSQLiteSource(OM_FIXTURES / "mastra-1.31.db")
+    fixture = mastra_import.expected("mastra-1.31")
+    source = MastraSQLiteSource(mastra_import.FIXTURES / "mastra-1.31.db")
     await ensure_topics(client.settings)
-    async with client.events(["observation-start", "buffering-start"], thread_id=expected["threadId"]) as work:
+    async with client.events(mastra_import.LLM_WORK, thread_id=fixture["threadId"]) as work:
         summary = await replay_store(source, client, CheckpointFile(tmp_path / "cp.json"))
         assert summary.import_parts_sent == 1 and summary.imports is not None
-        await client.context(expected["threadId"], expected["resourceId"],
-                             wait_for_message_id="c4a08f8e-a398-4bb4-afab-d0d57e1c7ece", timeout=30)
-        # the folded message's status event can land before the record snapshot it came with (the sink
-        # reads the topics separately): wait, with a deadline, until the imported observations are served
-        deadline = time.monotonic() + 30
-        while True:
-            context = await client.context(expected["threadId"], expected["resourceId"])
-            if any("<observations>" in s for s in context.system):
-                break
-            assert time.monotonic() < deadline, "the imported observations were not served within 30 s"
-            await asyncio.sleep(0.05)
-        mastra = expected["actorSystemPrompt"]
-        ours = "\n".join(s for s in context.system[1:] if not s.startswith("<working-memory>"))
-        assert _without_relative_dates(ours) == _without_relative_dates(mastra[mastra.index("<observations>"):])
-        assert ["".join(getattr(p, "text", "") for p in m.parts) for m in context.messages] == [
-            m["text"] for m in expected["actorConversation"]
-            if not m["text"].startswith(("<system-reminder>", "<working-memory", "Turn 0 from the user"))]
-        with pytest.raises(asyncio.TimeoutError):  # the import issued no Observer call (bounded check)
-            await asyncio.wait_for(anext(aiter(work)), 3.0)
+        context = await mastra_import.imported_context(client, fixture["threadId"], fixture["resourceId"],
+                                                       mastra_import.newest_imported_message(source))
+        assert mastra_import.observation_text(context) == mastra_import.mastras_observation_text(fixture)
+        assert mastra_import.texts(context) == mastra_import.mastras_conversation(fixture)
+        await mastra_import.assert_no_llm_work(work)
+
+
+async def test_a_mastra_postgresql_store_imports_through_om_replay_and_the_context_is_mastras(
+        client: OMClient, settings: Settings, postgres: PostgresServer, tmp_path: Path) -> None:
+    """The same conversation, written by Mastra into PostgreSQL: loaded from its dump into a real server."""
+    fixture = mastra_import.expected("mastra-1.31.pg")
+    dsn = postgres.database_from_dump("mastra_thread", mastra_import.FIXTURES / "mastra-1.31.pg.sql")
+    await ensure_topics(client.settings)
+    async with client.events(mastra_import.LLM_WORK, thread_id=fixture["threadId"]) as work:
+        code, out, err = await om_cli(settings, "replay", dsn, "--checkpoint", str(tmp_path / "cp.json"))
+        assert code == 0, err
+        assert "1 (2 generations, 1 parts sent)" in out and "42 already observed by Mastra, 3 still unobserved" in out
+        context = await mastra_import.imported_context(client, fixture["threadId"], fixture["resourceId"],
+                                                       mastra_import.newest_imported_message(MastraPostgresSource(dsn)))
+        assert mastra_import.observation_text(context) == mastra_import.mastras_observation_text(fixture)
+        assert mastra_import.texts(context) == mastra_import.mastras_conversation(fixture)
+        await mastra_import.assert_no_llm_work(work)
+
+
+async def test_a_mastra_store_of_four_generations_imports_the_newest_and_the_context_is_mastras(
+        client: OMClient, tmp_path: Path) -> None:
+    fixture = mastra_import.expected("mastra-1.31-generations")
+    assert fixture["generationCount"] == 3 and len(fixture["generations"]) == 4
+    source = MastraSQLiteSource(mastra_import.FIXTURES / "mastra-1.31-generations.db")
+    await ensure_topics(client.settings)
+    async with client.events(mastra_import.LLM_WORK, thread_id=fixture["threadId"]) as work:
+        summary = await replay_store(source, client, CheckpointFile(tmp_path / "cp.json"))
+        assert summary.imports is not None and summary.imports.generations == 4
+        context = await mastra_import.imported_context(client, fixture["threadId"], fixture["resourceId"],
+                                                       mastra_import.newest_imported_message(source))
+        assert mastra_import.observation_text(context) == mastra_import.mastras_observation_text(fixture)
+        assert mastra_import.texts(context) == mastra_import.mastras_conversation(fixture)
+        await mastra_import.assert_no_llm_work(work)

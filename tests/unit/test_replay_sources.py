@@ -18,6 +18,7 @@ from streams.replay.runner import ReplayOptions, batch_size, pacing_delay, repla
 from streams.replay.source import ReplayInputError
 from streams.replay.sources import JsonlSource, detect_format, open_source
 from streams.topics import Topics
+from tests import mastra_import
 from tests.mastra_store import build_store, iso, sample_store, text_content
 
 T0 = 1_714_000_000_000
@@ -262,9 +263,46 @@ def test_an_om_table_without_a_required_column_is_refused_naming_it(tmp_path: Pa
     copy.write_bytes(OM_STORE.read_bytes())
     with sqlite3.connect(copy) as db:
         db.execute('ALTER TABLE mastra_observational_memory DROP COLUMN "generationCount"')
-    with pytest.raises(ReplayInputError, match="no column 'generationCount'.*@mastra/core 1.71.0"):
+    with pytest.raises(ReplayInputError, match="no column 'generationCount'.*@mastra/core 1.2.0.*@mastra/core 1.71.0"):
         list(MastraSQLiteSource(copy).imports(ImportTally()))
     assert MastraSQLiteSource(copy, import_om=False).count() == 66  # --messages-only still works
+
+
+def test_the_earlier_generations_of_a_four_generation_store_are_imported_as_history_oldest_first() -> None:
+    fixture = mastra_import.expected("mastra-1.31-generations")
+    [part] = MastraSQLiteSource(mastra_import.FIXTURES / "mastra-1.31-generations.db").imports(ImportTally())
+    assert part.record is not None and part.record.generation == fixture["generationCount"] == 3
+    assert part.record.active_observations == fixture["activeObservations"]
+    assert [(g.generation, g.origin_type, g.observation_token_count) for g in part.record.history] == [
+        (g["generationCount"], g["originType"], g["observationTokenCount"]) for g in fixture["generations"][:-1]]
+
+
+# the columns @mastra/core 1.3.0 added to the OM table (async buffering) and 1.9.0's metadata: without
+# them the table is as @mastra/core 1.2.0, the first release with observational memory, created it
+ADDED_AFTER_1_2 = ("bufferedObservations", "bufferedObservationTokens", "bufferedMessageIds", "bufferedReflection",
+                   "bufferedReflectionTokens", "bufferedReflectionInputTokens", "reflectedObservationLineCount",
+                   "bufferedObservationChunks", "isBufferingObservation", "isBufferingReflection",
+                   "lastBufferedAtTokens", "lastBufferedAtTime", "metadata")
+
+
+def test_a_store_from_before_mastra_core_1_3_imports_with_nothing_buffered_and_says_which_columns(
+        tmp_path: Path) -> None:
+    old = tmp_path / "core-1.2.db"
+    old.write_bytes(OM_STORE.read_bytes())
+    with sqlite3.connect(old) as db:
+        for column in ADDED_AFTER_1_2:
+            db.execute(f'ALTER TABLE mastra_observational_memory DROP COLUMN "{column}"')
+    tally = ImportTally()
+    [part] = MastraSQLiteSource(old).imports(tally)
+    [today] = MastraSQLiteSource(OM_STORE).imports(ImportTally())
+    assert part.record is not None and today.record is not None and today.record.buffered_chunks
+    assert (part.record.active_observations, part.record.generation, part.record.last_observed_at) == (
+        today.record.active_observations, today.record.generation, today.record.last_observed_at)
+    assert part.record.buffered_chunks == () and part.record.buffered_reflection is None
+    assert [m.id for m in part.unobserved] == [m.id for m in today.unobserved]  # the chunks' messages wait
+    [note] = [reason for reason in tally.skipped if "absent" in reason]
+    assert "@mastra/core 1.3.0" in note and "bufferedObservationChunks" in note and "metadata" not in note
+    assert tally.skipped[note] == 1 and (tally.chunks, tally.buffered_reflections) == (0, 0)
 
 
 async def test_dry_run_reports_the_import_per_kind_and_sends_nothing(tmp_path: Path) -> None:
