@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 
 from processors.context import format_reminder_timestamp, temporal_gap_text
-from processors.machine.state import LATE_TOLERANCE_MS
+from processors.machine.state import LATE_TOLERANCE_MS, remember_pending
 from schemas.base import SchemaError
 from schemas.control import ThreadControl
 from processors.machine.step import Step
@@ -67,7 +67,9 @@ def take_message(step: Step, message: ChatMessage) -> bool:
     if message.id in state.observed:
         step.count(duplicate_messages=1)
         return False
-    existing = next((m for m in state.window if m.id == message.id), None)
+    # message_tokens holds exactly the window's ids: a dict lookup spares the scan for a new id
+    existing = next((m for m in state.window if m.id == message.id), None) if message.id in state.message_tokens \
+        else None
     if existing is not None and existing == message:
         step.count(duplicate_messages=1)
         return False
@@ -85,12 +87,18 @@ def take_message(step: Step, message: ChatMessage) -> bool:
 
 
 def _insert(step: Step, message: ChatMessage) -> None:
-    window = list(step.state.window)
-    times = [m.created_at for m in window]
-    window.insert(bisect.bisect_right(times, message.created_at), message)
+    """In event-time order (after equal times); the common case, the newest message, appends."""
+    old = step.state.window
+    if not old or message.created_at >= old[-1].created_at:
+        window = old + (message,)
+    else:
+        at = bisect.bisect_right([m.created_at for m in old], message.created_at)
+        window = old[:at] + (message,) + old[at:]
+    before = step.state.pending_tokens()  # over ``old``: a replaced message is already out of it
     tokens = dict(step.state.message_tokens)
-    tokens[message.id] = step.counter.count_message(message)
-    step.update(window=tuple(window), message_tokens=tokens)
+    tokens[message.id] = count = step.counter.count_message(message)
+    remember_pending(window, tokens, (before or 24) + count)
+    step.update(window=window, message_tokens=tokens)
 
 
 def _track_activity(step: Step, message: ChatMessage) -> None:

@@ -61,6 +61,19 @@ class Counters(WireModel):
     late_messages_dropped: int = 0
 
 
+_PENDING_MEMO: dict[int, tuple[tuple[ChatMessage, ...], dict[str, int], int]] = {}
+_PENDING_MEMO_SIZE = 4096
+
+
+def remember_pending(window: tuple[ChatMessage, ...], tokens: dict[str, int], value: int) -> None:
+    """What :meth:`KeyState.pending_tokens` answers for this exact window and token map (a memo:
+    the value is a function of the pair, so forgetting it only costs a sum)."""
+    if len(_PENDING_MEMO) >= _PENDING_MEMO_SIZE:
+        for stale in list(_PENDING_MEMO)[: _PENDING_MEMO_SIZE // 2]:  # oldest half (insertion order)
+            del _PENDING_MEMO[stale]
+    _PENDING_MEMO[id(window)] = (window, tokens, value)
+
+
 class KeyState(VersionedModel):
     model_config = ConfigDict(frozen=True)
     kind: Literal["key-state"] = "key-state"
@@ -101,10 +114,19 @@ class KeyState(VersionedModel):
         return next((f for f in self.in_flight if f.cycle_id == cycle_id), None)
 
     def pending_tokens(self) -> int:
-        """Tokens of the unobserved window, Mastra's ``countMessages`` (24 + Σ per message)."""
+        """Tokens of the unobserved window, Mastra's ``countMessages`` (24 + Σ per message).
+
+        Asked several times per event, and summing a long window each time made a message's cost
+        grow with the thread: remembered per (window, token map) pair — both immutable in use — and
+        carried forward by the rules that add or remove messages (:func:`remember_pending`)."""
         if not self.window:
             return 0
-        return 24 + sum(self.message_tokens.get(m.id, 0) for m in self.window)
+        hit = _PENDING_MEMO.get(id(self.window))
+        if hit is not None and hit[0] is self.window and hit[1] is self.message_tokens:
+            return hit[2]
+        value = 24 + sum(self.message_tokens.get(m.id, 0) for m in self.window)
+        remember_pending(self.window, self.message_tokens, value)
+        return value
 
     def chunked_ids(self) -> set[str]:
         return {mid for c in self.record.buffered_chunks for mid in c.message_ids}

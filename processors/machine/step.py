@@ -13,7 +13,7 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.config import dynamic_threshold, effective_message_tokens, effective_reflection_tokens
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState
+from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -34,8 +34,6 @@ class Step:
     observed_ids: list[str] = field(default_factory=list)
     inserted: list[ChatMessage] = field(default_factory=list)
     record_changed: bool = False
-    _pending_of: tuple[Any, Any] | None = field(default=None, repr=False)
-    _pending: int = field(default=0, repr=False)
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
@@ -73,12 +71,12 @@ class Step:
         if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
             horizon = cursor - LATE_TOLERANCE_MS
             observed = {mid: at for mid, at in observed.items() if at > horizon}
+        before = self.state.pending_tokens()
         tokens = {k: v for k, v in self.state.message_tokens.items() if k not in ids}
-        self.update(
-            window=tuple(m for m in self.state.window if m.id not in ids),
-            observed=observed,
-            message_tokens=tokens,
-        )
+        window = tuple(m for m in self.state.window if m.id not in ids)
+        if window:
+            remember_pending(window, tokens, before - sum(self.state.message_tokens.get(m.id, 0) for m in removed))
+        self.update(window=window, observed=observed, message_tokens=tokens)
         self.observed_ids.extend(m.id for m in removed)
         return removed
 
@@ -111,14 +109,8 @@ class Step:
         )
 
     def pending(self) -> int:
-        """The rules ask several times per step while the window changes at most a few times, and
-        summing a long window each time was a fifth of the core's cost: memoised on the (immutable)
-        window and token map the sum was taken over."""
-        state = self.state
-        memo = self._pending_of
-        if memo is None or memo[0] is not state.window or memo[1] is not state.message_tokens:
-            self._pending, self._pending_of = state.pending_tokens(), (state.window, state.message_tokens)
-        return self._pending
+        """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`)."""
+        return self.state.pending_tokens()
 
     def message_tokens(self, messages: list[ChatMessage]) -> int:
         """Mastra's ``countMessages`` over a subset of the window, from the per-message cache."""
