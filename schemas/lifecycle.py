@@ -253,6 +253,18 @@ class Activation(CycleEvent, CoveredMessages, Trigger):
     observations: str | None = None
 
 
+class ObservationLatched(LifecycleBase):
+    """Ours, not Mastra's: the Observer failed or made no progress ``failures`` times in a row, so
+    no new Observer cycle starts for this key before ``retry_at`` (event time); the messages wait in
+    the window, and the agent's context still has them."""
+
+    type: Literal["observation-latched"] = "observation-latched"
+    cycle_id: str = Field(min_length=1, description="the last failed cycle")
+    failures: Count
+    error: str
+    retry_at: EpochMs
+
+
 class ThreadUpdate(LifecycleBase):
     """OM renamed a thread; ``timestamp`` (epoch ms) is when the Observer produced the title."""
 
@@ -275,6 +287,7 @@ LifecycleEvent = Annotated[
         Annotated[BufferingFailed, Tag("buffering-failed")],
         Annotated[Activation, Tag("activation")],
         Annotated[ThreadUpdate, Tag("thread-update")],
+        Annotated[ObservationLatched, Tag("observation-latched")],
     ],
     Discriminator(tag_reader("type")),
 ]

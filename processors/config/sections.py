@@ -92,6 +92,10 @@ class ObservationConfig(_RoleSection):
     manage_working_memory: bool = False
     working_memory_template: str | None = None  # Markdown; processors/extraction/working_memory.py has the default
     observe_attachments: Literal["auto"] | bool | list[str] = ["image/*", "application/pdf"]
+    # Ours, not Mastra's (it retries on every step): an Observer that keeps failing is latched
+    # (processors/machine/observer_latch.py). 0 = never latch.
+    max_failed_cycles: int = Field(default=5, ge=0)
+    latch_retry_ms: int = Field(default=3_600_000, gt=0)
 
     @field_validator("previous_observer_tokens", mode="before")
     @classmethod

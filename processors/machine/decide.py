@@ -28,6 +28,7 @@ from processors.machine.lifecycle_events import status_event
 from processors.machine.lookup import lookup_key
 from processors.config import deep_merge
 from processors.machine.observation import apply_observation_result
+from processors.machine.observer_latch import lift_latch, note_observer_outcome, progress_mark
 from processors.machine.planning import plan
 from processors.machine.record_import import apply_import
 from processors.machine.reflection import apply_reflection_result, maybe_reflect
@@ -160,10 +161,13 @@ def _apply_result(step: Step, result: ObserveResult | ReflectResult) -> None:
         return
     if isinstance(result, ReflectResult):
         apply_reflection_result(step, flight, result)
-    elif flight.kind == "buffer":
-        apply_buffer_result(step, flight, result)
-    elif apply_observation_result(step, flight, result):
-        maybe_reflect(step)
+    else:
+        before = progress_mark(step)
+        if flight.kind == "buffer":
+            apply_buffer_result(step, flight, result)
+        elif apply_observation_result(step, flight, result):
+            maybe_reflect(step)
+        note_observer_outcome(step, flight, result, before)
     if step.state.deferred_step:
         step.update(deferred_step=False)
         plan(step)
@@ -182,6 +186,7 @@ def _apply_control(step: Step, event: ControlEvent) -> None:
     elif isinstance(event, ConfigOverride):
         merged = deep_merge(step.state.record.config_overrides, event.config)
         step.update_record(config_overrides=merged)
+        lift_latch(step)
         plan(step)
     elif isinstance(event, RecordImport):
         apply_import(step, event)

@@ -20,6 +20,7 @@ Deliberate differences:
   activated before a synchronous observation covers the rest (Mastra 1.31 stops after the
   activation; main falls through to a sync observation that may re-observe buffered messages,
   #19767); chunk order is kept.
+* A latched Observer (:mod:`processors.machine.observer_latch`) starts no cycle until its retry.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 from processors.machine.activation import activate_at_threshold, activate_at_turn_start
 from processors.machine.buffering import maybe_buffer
 from processors.machine.observation import observe_candidates, start_observation
+from processors.machine.observer_latch import observer_latched
 from processors.machine.reflection import maybe_reflect
 from processors.machine.safe_prefix import has_incomplete_tool_calls
 from processors.machine.step import Step
@@ -58,6 +60,8 @@ def _threshold_pipeline(step: Step) -> None:
         return
     if step.state.flight("observe") is not None:
         step.update(deferred_step=True)
+        return
+    if observer_latched(step):
         return
     candidates = observe_candidates(step)
     if candidates:

@@ -103,6 +103,10 @@ class KeyState(VersionedModel):
         "pendingMessageTokens, from which an activation sizes its chunk prefix)"
     )
     deferred_step: bool = Field(default=False, description="a step waits for an in-flight cycle's result")
+    observer_failures: int = Field(default=0, ge=0, description="Observer results in a row that failed or "
+                                   "made no progress (processors/machine/observer_latch.py)")
+    observer_latched_until: int | None = Field(default=None, description="event time before which no new "
+                                               "Observer cycle starts")
     deleted: bool = False
     imported: str | None = Field(default=None, description="import_id of the record-import that seeded the key")
     counters: Counters = Field(default_factory=Counters)

@@ -28,7 +28,8 @@ DECODERS = {
     "jobs": decode_job,
     "results": decode_result,
 }
-ADDED_SINCE = {"states": {"step_pending_tokens": None, "deferred_step": False}}
+ADDED_SINCE = {"states": {"step_pending_tokens": None, "deferred_step": False,
+                          "observer_failures": 0, "observer_latched_until": None}}
 CASES = [(kind, raw) for kind, items in PAYLOADS.items() for raw in items]
 
 
