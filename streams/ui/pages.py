@@ -1,0 +1,300 @@
+"""The memory view's pages: gather a page's rows (streams/ui/queries.py), lay them out (render.py).
+
+Synchronous (the handlers run them in a thread, as the reader runs its queries). Every function
+takes a resource the caller has already checked against the token, and a thread only as a
+:class:`ThreadView` the reader resolved for that resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from processors.config import ModelByInputTokens, OMConfig
+from processors.context import AgentContext
+from schemas.lifecycle import Activation, ObservationEnd
+from streams.reader.api import Reader
+from streams.reader.queries import WindowRequest, working_memories
+from streams.reader.resolve import ThreadView
+from streams.ui import queries
+from streams.ui.changes import Change, build, kind_of, reflection_generation
+from streams.ui.render import (esc, event_summary, log_lines, message_text, page, pager, section,
+                               system_message, table, tokens, url, when, windows)
+
+THREADS_PER_PAGE = 50
+MESSAGES_PER_PAGE = 50
+UNOBSERVED_PER_PAGE = 20
+EVENTS_PER_PAGE = 40
+CHANGES_PER_PAGE = 8
+TIMELINE_TYPES = ("observation-start", "observation-end", "observation-failed", "buffering-start",
+                  "buffering-end", "buffering-failed", "activation", "thread-update")
+CHANGE_TYPES = ("observation-end", "activation")
+CONTEXT_LINES = 2
+
+
+def resource_url(resource: str, page_no: int = 1) -> str:
+    return url("resource", resource=resource, page=page_no if page_no > 1 else None)
+
+
+def thread_url(resource: str, thread: str, **extra: object) -> str:
+    return url("thread", resource=resource, thread=thread, **extra)
+
+
+def index(resources: Sequence[str]) -> str:
+    rows = [[f'<a href="{esc(resource_url(r))}">{esc(r)}</a>'] for r in resources]
+    body = section("Resources this token reads", table(["resource"], rows) if rows else
+                   '<p class="muted">this token reads no resource</p>')
+    return page("resources", body, crumbs=[("resources", "")])
+
+
+def resource(reader: Reader, resource_id: str, page_no: int) -> str:
+    client, config = reader.client, reader.config
+    total, rows = queries.threads(client, resource_id, THREADS_PER_PAGE, (page_no - 1) * THREADS_PER_PAGE)
+    heads, statuses = queries.heads(client, resource_id), queries.statuses(client, resource_id)
+    resolved = config.resolved
+    shared = config.scope == "resource"
+    body = []
+    if shared:
+        key = f"resource:{resource_id}"
+        head = heads.get(key)
+        body.append(section("Memory of the whole resource", _generation(head) +
+                            windows(statuses.get(key), resolved.block_after, resolved.reflection_block_after),
+                            note="resource scope: one record serves every thread"))
+    cells = []
+    for row in rows:
+        key = f"resource:{resource_id}" if shared else f"thread:{row.thread_id}"
+        head = heads.get(key)
+        meta = head.threads.get(row.thread_id) if head is not None else None
+        title = meta.thread_title if meta is not None and meta.thread_title else ""
+        link = f'<a href="{esc(thread_url(resource_id, row.thread_id))}">{esc(row.thread_id)}</a>'
+        shown = "" if shared else windows(statuses.get(key), resolved.block_after, resolved.reflection_block_after)
+        cells.append([link + (f'<div class="title">{esc(title)}</div>' if title else ""),
+                      f"{row.messages:,}", when(row.last_message_at),
+                      str(head.generation) if head is not None else "—", shown])
+    headers = ["thread", "messages", "last message", "generation", "" if shared else "windows"]
+    listing = table(headers, cells, cls="threads") if cells else '<p class="muted">no threads yet</p>'
+    body.append(section("Threads", listing + pager(total, page_no, THREADS_PER_PAGE, resource_url(resource_id)),
+                        note=f"{total:,} thread(s), most recent first"))
+    return page(resource_id, "".join(body), crumbs=[("resources", url("")), (resource_id, "")],
+                marker_url=url("marker", resource=resource_id), marker=marker(reader, resource_id, [], []))
+
+
+def _generation(head: queries.KeyHead | None) -> str:
+    if head is None:
+        return '<p class="muted">no record yet</p>'
+    return (f'<p class="facts">generation <b>{head.generation}</b> · '
+            f"{tokens(head.observation_tokens)} observation tokens</p>")
+
+
+def thread(reader: Reader, view: ThreadView, context: AgentContext, numbers: Mapping[str, int], cycle: str) -> str:
+    client, config = reader.client, reader.config
+    resource_id, thread_id, key = view.resource_id, view.thread_id, view.key
+    head = view.head
+    version = head.version if head is not None else 0
+    status = queries.statuses(client, resource_id).get(key)
+    here = thread_url(resource_id, thread_id, cycle=cycle or None)
+    resolved = config.resolved
+    meta = head.threads.get(thread_id) if head is not None else None
+    facts = [f"lookup key <code>{esc(key)}</code>", f"generation <b>{head.generation if head else '—'}</b>",
+             f"observed through {when(head.last_observed_at if head else None)}",
+             f"observer model <code>{esc(_model(config, 'observer'))}</code>",
+             f"reflector model <code>{esc(_model(config, 'reflector'))}</code>"]
+    title = meta.thread_title if meta is not None and meta.thread_title else ""
+    overview = (f'<p class="facts">{" · ".join(facts)}</p>'
+                + (f'<p class="title">{esc(title)}</p>' if title else "")
+                + windows(status, resolved.block_after, resolved.reflection_block_after))
+    parts = [section("Windows", overview, anchor="windows"),
+             section("Memory as the agent gets it", _memory(reader, view, context, meta), anchor="memory",
+                     note="the system messages of the context, in order"),
+             section("Unobserved messages", _unobserved(client, view, version, numbers["unobserved"], here),
+                     anchor="unobserved", note="sent to the model verbatim after the memory"),
+             section("Buffered chunks waiting for activation", _chunks(client, key, head.generation if head else 0),
+                     anchor="chunks"),
+             section("What changed and why", _changes(reader, view, numbers["changes"], here, cycle), anchor="changes",
+                     note=f"only cycle {cycle}" if cycle else "newest first"),
+             section("Timeline", _timeline(reader, view, numbers["events"], here), anchor="timeline",
+                     note="lifecycle events, newest first" + (" (the whole resource's record)" if config.scope ==
+                                                               "resource" else ""))]
+    return page(thread_id, "".join(parts),
+                crumbs=[("resources", url("")), (resource_id, resource_url(resource_id)), (thread_id, "")],
+                marker_url=url("marker", resource=resource_id, thread=thread_id),
+                marker=marker(reader, resource_id, [key], [thread_id]))
+
+
+def _model(config: OMConfig, role: str) -> str:
+    choice = config.observer_model() if role == "observer" else config.reflector_model()
+    return "tiered by input size" if isinstance(choice, ModelByInputTokens) else str(choice)
+
+
+def _memory(reader: Reader, view: ThreadView, context: AgentContext, meta: object) -> str:
+    shown = [system_message(text, n) for n, text in enumerate(context.system)]
+    if reader.config.observation.manage_working_memory and view.head is not None:
+        window = WindowRequest(view.resource_id, view.thread_id, view.key, view.head.version)
+        if working_memories(reader.client, [window])[0] is None:
+            shown.append('<p class="muted">working memory: none yet</p>')
+    hints = []
+    for label, value in (("current task", getattr(meta, "current_task", None)),
+                         ("suggested response", getattr(meta, "suggested_response", None))):
+        if value:
+            hints.append(f'<div class="hint"><span class="tag">{label}</span> {esc(value)}</div>')
+    if context.continuation is not None:
+        text = " ".join(getattr(p, "text", "") for p in context.continuation.parts)
+        hints.append(f'<details class="hint" id="continuation"><summary><span class="tag">continuation reminder'
+                     f"</span> sent as a user message after the memory</summary><pre>{esc(text)}</pre></details>")
+    if not context.system:
+        return '<p class="muted">no memory yet</p>'
+    return "".join(shown) + (f'<div class="hints"><h3>Continuation hints</h3>{"".join(hints)}</div>' if hints else "")
+
+
+def _unobserved(client, view: ThreadView, version: int, page_no: int, here: str) -> str:
+    total, rows = queries.messages(client, view.resource_id, view.thread_id, view.key, version, which="unobserved",
+                                   limit=UNOBSERVED_PER_PAGE, offset=(page_no - 1) * UNOBSERVED_PER_PAGE)
+    if not rows:
+        return '<p class="muted">none: every message is in the memory</p>'
+    all_link = url("messages", resource=view.resource_id, thread=view.thread_id)
+    return (_message_table(view, rows) + pager(total, page_no, UNOBSERVED_PER_PAGE, here, "unobserved")
+            + f'<p><a href="{esc(all_link)}">all messages of this thread</a></p>')
+
+
+def _message_table(view: ThreadView, rows: Sequence[queries.MessageRow]) -> str:
+    cells = []
+    for row in rows:
+        seen = (f'<a href="{esc(thread_url(view.resource_id, view.thread_id, cycle=row.cycle_id))}#changes">'
+                f"{esc(row.cycle_id)}</a>" if row.cycle_id else '<span class="badge">unobserved</span>')
+        cells.append([f'<span id="m-{esc(row.id)}">{esc(row.id)}</span>', when(row.created_at), esc(row.role),
+                      message_text(row.text), seen])
+    return table(["id", "created", "role", "text", "observed by"], cells, cls="messages")
+
+
+def _chunks(client, key: str, generation: int) -> str:
+    rows = queries.buffered_chunks(client, key, generation)
+    if not rows:
+        return '<p class="muted">none</p>'
+    cells = [[esc(c.chunk_id), when(c.created_at), f"{len(c.message_ids)} ({tokens(c.message_tokens)} tokens)",
+              tokens(c.token_count), f'<div class="chunk">{log_lines(c.observations)}</div>'] for c in rows]
+    return table(["chunk", "buffered", "messages", "observation tokens", "observations"], cells, cls="chunks")
+
+
+def _changes(reader: Reader, view: ThreadView, page_no: int, here: str, cycle: str) -> str:
+    client = reader.client
+    total, rows = queries.events(client, view.resource_id, view.key, CHANGE_TYPES, CHANGES_PER_PAGE,
+                                 (page_no - 1) * CHANGES_PER_PAGE, cycle=cycle)
+    if not rows:
+        return '<p class="muted">nothing observed yet</p>'
+    cycles = queries.cycle_events(client, view.resource_id, view.key, sorted({r.event.cycle_id for r in rows}))
+    generations: dict[int, int | None] = {}
+    for n, row in enumerate(rows):
+        event = row.event
+        assert isinstance(event, (ObservationEnd, Activation))
+        if kind_of(event) == "reflection":
+            after = (queries.generation_after(client, view.resource_id, view.key, event.at, row.offset)
+                     if isinstance(event, ObservationEnd) else None)
+            generations[n] = reflection_generation(event, after)
+    wanted = [g + d for g in generations.values() if g is not None for d in (-1, 0)]
+    logs = queries.observation_logs(client, view.resource_id, view.key, wanted)
+    shown = [_change(reader, view, build(row.event, cycles, logs, generations.get(n)))  # type: ignore[arg-type]
+             for n, row in enumerate(rows)]
+    return "".join(shown) + pager(total, page_no, CHANGES_PER_PAGE, here, "changes")
+
+
+def _change(reader: Reader, view: ThreadView, change: Change) -> str:
+    event = change.event
+    role = "reflector" if change.kind == "reflection" else "observer"
+    heading = {"observation": "Observation", "activation": "Activation of a buffered chunk",
+               "reflection": f"Reflection into generation {change.generation if change.generation is not None else '?'}"}
+    why = [f"{change.added} line(s) added"]
+    if change.kind == "reflection":
+        why.append(f"<b>{change.removed} line(s) no longer held</b>" if change.removed else "nothing dropped")
+    call = change.model_call
+    if call is not None:
+        why.append(f"model call {call.duration_ms:,} ms")
+    why.append(f"{role} <code>{esc(_model(reader.config, role))}</code>")
+    trigger = getattr(event, "triggered_by", None)
+    if trigger:
+        why.append(f"triggered by {esc(trigger)}")
+    if change.approximate:
+        why.append('<span class="note">tail kept verbatim, inferred</span>')
+    if change.missing_before:
+        why.append('<span class="note">the previous generation is not stored</span>')
+    covered = ""
+    if change.message_ids:
+        link = url("messages", resource=view.resource_id, thread=view.thread_id, which="cycle", cycle=event.cycle_id)
+        covered = (f'<p>covered {len(change.message_ids)} message(s) <code>{esc(event.range or "")}</code> · '
+                   f'<a href="{esc(link)}">the messages</a></p>')
+    produced = "".join(f"<li>{when(e.at)} · <b>{esc(e.type)}</b> ({esc(getattr(e, 'operation_type', ''))}) · "
+                       f"{event_summary(e)}</li>" for e in change.cycle_events)
+    events = (f'<details id="cycle-{esc(event.cycle_id)}"><summary>{len(change.cycle_events)} event(s) of cycle '
+              f"<code>{esc(event.cycle_id)}</code></summary><ul>{produced}</ul></details>")
+    return (f'<article class="change kind-{change.kind}" data-kind="{change.kind}" data-cycle="{esc(event.cycle_id)}">'
+            f"<h3>{heading[change.kind]} · {when(event.at)}</h3>"
+            f'<p class="why">{" · ".join(why)}</p>{covered}{events}{_diff(change.lines)}</article>')
+
+
+def _diff(lines: Sequence[tuple[str, str]]) -> str:
+    """The diff with long unchanged runs folded to their first and last lines."""
+    out, n = [], 0
+    while n < len(lines):
+        op, text = lines[n]
+        if op != " ":
+            cls = "add" if op == "+" else "del"
+            out.append(f'<div class="{cls}">{esc(op)} {esc(text)}</div>')
+            n += 1
+            continue
+        end = n
+        while end < len(lines) and lines[end][0] == " ":
+            end += 1
+        run = lines[n:end]
+        if len(run) > 2 * CONTEXT_LINES + 1:
+            head, tail = run[:CONTEXT_LINES] if n else [], run[-CONTEXT_LINES:] if end < len(lines) else []
+            out.extend(f'<div class="same">  {esc(t)}</div>' for _, t in head)
+            out.append(f'<div class="fold">… {len(run) - len(head) - len(tail)} unchanged line(s)</div>')
+            out.extend(f'<div class="same">  {esc(t)}</div>' for _, t in tail)
+        else:
+            out.extend(f'<div class="same">  {esc(t)}</div>' for _, t in run)
+        n = end
+    return f'<div class="diff">{"".join(out)}</div>'
+
+
+def _timeline(reader: Reader, view: ThreadView, page_no: int, here: str) -> str:
+    total, rows = queries.events(reader.client, view.resource_id, view.key, TIMELINE_TYPES, EVENTS_PER_PAGE,
+                                 (page_no - 1) * EVENTS_PER_PAGE)
+    if not rows:
+        return '<p class="muted">no lifecycle events yet</p>'
+    cells = []
+    for row in rows:
+        event = row.event
+        operation = getattr(event, "operation_type", "")
+        role = "reflector" if operation == "reflection" else "observer"
+        model = _model(reader.config, role) if operation else ""
+        failed = " failed" if event.type.endswith("-failed") else ""
+        cycle = getattr(event, "cycle_id", "")
+        link = f'<a href="{esc(thread_url(view.resource_id, view.thread_id, cycle=cycle))}#changes">{esc(cycle)}</a>'
+        cells.append([when(event.at), f'<span class="etype{failed}">{esc(event.type)}</span>', esc(operation),
+                      event_summary(event), f"<code>{esc(model)}</code>" if model else "",
+                      '<span class="muted" title="model calls and cost: om costs">—</span>', link])
+    return (table(["at", "event", "operation", "figures", "model", "cost", "cycle"], cells, cls="timeline")
+            + pager(total, page_no, EVENTS_PER_PAGE, here, "events"))
+
+
+def messages(reader: Reader, view: ThreadView, which: queries.MessageFilter, cycle: str, page_no: int) -> str:
+    version = view.head.version if view.head is not None else 0
+    total, rows = queries.messages(reader.client, view.resource_id, view.thread_id, view.key, version,
+                                   which=which, cycle=cycle, limit=MESSAGES_PER_PAGE,
+                                   offset=(page_no - 1) * MESSAGES_PER_PAGE)
+    here = url("messages", resource=view.resource_id, thread=view.thread_id,
+               which=which if which != "all" else None, cycle=cycle or None)
+    filters = " · ".join(f'<a href="{esc(url("messages", resource=view.resource_id, thread=view.thread_id, which=w))}"'
+                         f">{w}</a>" for w in ("all", "unobserved"))
+    title = f"Messages observed by cycle {cycle}" if which == "cycle" else f"Messages ({which})"
+    body = (f'<p class="filters">show: {filters}</p>'
+            + (_message_table(view, rows) if rows else '<p class="muted">no messages</p>')
+            + pager(total, page_no, MESSAGES_PER_PAGE, here))
+    return page(f"messages · {view.thread_id}", section(title, body, note=f"{total:,}, newest first"),
+                crumbs=[("resources", url("")), (view.resource_id, resource_url(view.resource_id)),
+                        (view.thread_id, thread_url(view.resource_id, view.thread_id)), ("messages", "")],
+                marker_url=url("marker", resource=view.resource_id, thread=view.thread_id),
+                marker=marker(reader, view.resource_id, [view.key], [view.thread_id]))
+
+
+def marker(reader: Reader, resource_id: str, keys: Sequence[str], threads: Sequence[str]) -> str:
+    return queries.marker(reader.client, resource_id, keys, threads)
+

@@ -1,0 +1,266 @@
+"""The memory view's SQL: what a page shows, one small query per question; synchronous.
+
+Rules this file keeps (the reader's, streams/reader/queries.py):
+
+* Every query names ``resource_id``, or reaches its rows through a lookup key that the reader
+  resolved for that resource first (:meth:`streams.reader.api.Reader.resolve`); ids are only ever
+  bound as server-side ``{name:Type}`` parameters, never formatted into the SQL.
+* Every list is paged (``LIMIT``/``OFFSET`` with a count beside it), so a 10,000-message thread
+  costs a page, not the thread.
+* Deleted keys stay deleted: messages at or before a key's newest tombstone are not shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+from clickhouse_connect.driver.client import Client
+
+from schemas.lifecycle import LifecycleEvent, StatusEvent, decode_event
+from schemas.record import ThreadMeta
+
+MessageFilter = Literal["all", "unobserved", "cycle"]
+
+_THREADS = """
+SELECT thread_id, count(), max(created_at) FROM om_messages FINAL
+WHERE resource_id = {resource:String} AND role != 'system'
+GROUP BY thread_id ORDER BY max(created_at) DESC, thread_id
+LIMIT {limit:UInt32} OFFSET {offset:UInt32}
+"""
+
+_THREAD_COUNT = """
+SELECT uniqExact(thread_id) FROM om_messages WHERE resource_id = {resource:String} AND role != 'system'
+"""
+
+_HEADS = """
+SELECT lookup_key, generation, threads, observation_token_count FROM om_records FINAL
+WHERE resource_id = {resource:String}
+ORDER BY generation DESC LIMIT 1 BY lookup_key
+"""
+
+_STATUSES = """
+SELECT lookup_key, payload FROM om_events FINAL
+WHERE resource_id = {resource:String} AND type = 'status'
+ORDER BY at DESC, offset DESC LIMIT 1 BY lookup_key
+"""
+
+_CUT = """ifNull((SELECT max(deleted_at) FROM om_deleted_keys
+              WHERE resource_id = {resource:String} AND lookup_key = {key:String}), -1)"""
+
+_MESSAGE_FILTERS = {
+    "all": "",
+    "unobserved": "AND o.message_id = ''",
+    "cycle": "AND o.cycle_id = {cycle:String}",
+}
+
+
+def _messages_sql(what: str, condition: str, tail: str) -> str:
+    return f"""
+SELECT {what} FROM (
+    SELECT id, role, created_at, parts FROM om_messages FINAL
+    WHERE resource_id = {{resource:String}} AND thread_id = {{thread:String}} AND role != 'system'
+      AND created_at > {_CUT}) AS m
+LEFT JOIN (
+    SELECT message_id, cycle_id, generation FROM om_message_observations FINAL
+    WHERE lookup_key = {{key:String}} AND version <= {{version:UInt64}}) AS o
+ON m.id = o.message_id
+WHERE 1 {condition}
+{tail}
+"""
+
+
+_CHUNKS = """
+SELECT chunk_id, cycle_id, observations, token_count, message_tokens, message_ids, created_at
+FROM om_observation_chunks FINAL
+WHERE lookup_key = {key:String} AND status = 'buffered' AND generation = {generation:UInt32}
+ORDER BY created_at, chunk_id
+"""
+
+_EVENTS = """
+SELECT payload, offset FROM om_events FINAL
+WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND type IN {types:Array(String)}
+  AND ({cycle:String} = '' OR cycle_id = {cycle:String})
+ORDER BY at DESC, offset DESC
+LIMIT {limit:UInt32} OFFSET {offset:UInt32}
+"""
+
+_EVENT_COUNT = """
+SELECT count() FROM om_events FINAL
+WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND type IN {types:Array(String)}
+  AND ({cycle:String} = '' OR cycle_id = {cycle:String})
+"""
+
+_CYCLE_EVENTS = """
+SELECT payload FROM om_events FINAL
+WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND cycle_id IN {cycles:Array(String)}
+  AND type != 'status'
+ORDER BY at, offset
+"""
+
+_GENERATION_AFTER = """
+SELECT payload FROM om_events FINAL
+WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND type = 'status'
+  AND (at, offset) > ({at:Int64}, {offset:UInt64})
+ORDER BY at, offset LIMIT 1
+"""
+
+_LOGS = """
+SELECT generation, active_observations FROM om_records FINAL
+WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND generation IN {generations:Array(UInt32)}
+"""
+
+_MARKER = """
+SELECT
+  (SELECT count() FROM om_events WHERE resource_id = {resource:String} AND lookup_key IN {keys:Array(String)}),
+  (SELECT count() FROM om_messages WHERE resource_id = {resource:String} AND thread_id IN {threads:Array(String)})
+"""
+
+_RESOURCE_MARKER = """
+SELECT (SELECT count() FROM om_events WHERE resource_id = {resource:String}),
+       (SELECT count() FROM om_messages WHERE resource_id = {resource:String})
+"""
+
+
+@dataclass(frozen=True)
+class ThreadRow:
+    thread_id: str
+    messages: int
+    last_message_at: int
+
+
+@dataclass(frozen=True)
+class KeyHead:
+    key: str
+    generation: int
+    threads: dict[str, ThreadMeta]
+    observation_tokens: int
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    id: str
+    role: str
+    created_at: int
+    text: str
+    cycle_id: str
+    """The cycle that observed it at or below the head's version; empty while unobserved."""
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    chunk_id: str
+    cycle_id: str
+    observations: str
+    token_count: int
+    message_tokens: int
+    message_ids: list[str]
+    created_at: int
+
+
+@dataclass(frozen=True)
+class EventRow:
+    event: LifecycleEvent
+    offset: int
+
+
+def threads(client: Client, resource: str, limit: int, offset: int) -> tuple[int, list[ThreadRow]]:
+    total = _rows(client, _THREAD_COUNT, resource=resource)[0][0]
+    rows = _rows(client, _THREADS, resource=resource, limit=limit, offset=offset)
+    return int(total), [ThreadRow(t, int(n), int(last)) for t, n, last in rows]
+
+
+def heads(client: Client, resource: str) -> dict[str, KeyHead]:
+    """The head of every key of the resource, by lookup key."""
+    found = {}
+    for key, generation, metas, tokens in _rows(client, _HEADS, resource=resource):
+        parsed = {tid: ThreadMeta.model_validate(meta) for tid, meta in orjson.loads(metas).items()}
+        found[key] = KeyHead(key, int(generation), parsed, int(tokens))
+    return found
+
+
+def statuses(client: Client, resource: str) -> dict[str, StatusEvent]:
+    """The newest status event of every key of the resource, by lookup key."""
+    found = {}
+    for key, payload in _rows(client, _STATUSES, resource=resource):
+        event = decode_event(payload)
+        if isinstance(event, StatusEvent):
+            found[key] = event
+    return found
+
+
+def messages(client: Client, resource: str, thread: str, key: str, version: int, *, which: MessageFilter = "all",
+             cycle: str = "", limit: int, offset: int) -> tuple[int, list[MessageRow]]:
+    """A page of the thread's messages, newest first, each with the cycle that observed it."""
+    params = {"resource": resource, "thread": thread, "key": key, "version": version, "cycle": cycle}
+    condition = _MESSAGE_FILTERS[which]
+    total = _rows(client, _messages_sql("count()", condition, ""), **params)[0][0]
+    tail = "ORDER BY m.created_at DESC, m.id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}"
+    rows = _rows(client, _messages_sql("m.id, m.role, m.created_at, m.parts, o.cycle_id", condition, tail),
+                 **params, limit=limit, offset=offset)
+    return int(total), [MessageRow(mid, role, int(at), _text(parts), cycle_id) for mid, role, at, parts, cycle_id in rows]
+
+
+def buffered_chunks(client: Client, key: str, generation: int) -> list[ChunkRow]:
+    rows = _rows(client, _CHUNKS, key=key, generation=generation)
+    return [ChunkRow(c, cy, obs, int(t), int(mt), list(ids), int(at)) for c, cy, obs, t, mt, ids, at in rows]
+
+
+def events(client: Client, resource: str, key: str, types: Sequence[str], limit: int, offset: int, *,
+           cycle: str = "") -> tuple[int, list[EventRow]]:
+    """A page of the key's events of these types (of one cycle, when named), newest first."""
+    params = {"resource": resource, "key": key, "types": list(types), "cycle": cycle}
+    total = _rows(client, _EVENT_COUNT, **params)[0][0]
+    rows = _rows(client, _EVENTS, **params, limit=limit, offset=offset)
+    return int(total), [EventRow(decode_event(payload), int(off)) for payload, off in rows]
+
+
+def cycle_events(client: Client, resource: str, key: str, cycles: Sequence[str]) -> list[LifecycleEvent]:
+    """Every event of these cycles (start, end, activation, failures), oldest first."""
+    if not cycles:
+        return []
+    rows = _rows(client, _CYCLE_EVENTS, resource=resource, key=key, cycles=list(cycles))
+    return [decode_event(payload) for (payload,) in rows]
+
+
+def generation_after(client: Client, resource: str, key: str, at: int, offset: int) -> int | None:
+    """The generation the first status event after ``(at, offset)`` reports."""
+    rows = _rows(client, _GENERATION_AFTER, resource=resource, key=key, at=at, offset=offset)
+    event = decode_event(rows[0][0]) if rows else None
+    return event.generation if isinstance(event, StatusEvent) else None
+
+
+def observation_logs(client: Client, resource: str, key: str, generations: Sequence[int]) -> dict[int, str]:
+    """The last observation log of each generation (the record row each generation keeps)."""
+    if not generations:
+        return {}
+    rows = _rows(client, _LOGS, resource=resource, key=key, generations=sorted(set(generations)))
+    return {int(generation): text for generation, text in rows}
+
+
+def marker(client: Client, resource: str, keys: Sequence[str] = (), threads: Sequence[str] = ()) -> str:
+    """Changes whenever an event or a message of these keys and threads (or of the whole resource)
+    lands: the pages poll it and refresh only when it moves."""
+    if keys or threads:
+        row = _rows(client, _MARKER, resource=resource, keys=list(keys), threads=list(threads))[0]
+    else:
+        row = _rows(client, _RESOURCE_MARKER, resource=resource)[0]
+    return ":".join(str(int(n)) for n in row)
+
+
+def _text(parts: str) -> str:
+    """A message's readable text: its text parts, then a note per other part."""
+    shown = []
+    for part in orjson.loads(parts):
+        kind = part.get("type")
+        if kind == "text":
+            shown.append(part.get("text", ""))
+        elif kind:
+            shown.append(f"[{kind}]")
+    return "\n".join(shown)
+
+
+def _rows(client: Client, sql: str, **parameters: Any) -> list[tuple[Any, ...]]:
+    return client.query(sql, parameters=parameters).result_rows
