@@ -5,8 +5,8 @@ Rules this file keeps (the reader's, streams/reader/queries.py):
 * Every query names ``resource_id``, or reaches its rows through a lookup key that the reader
   resolved for that resource first (:meth:`streams.reader.api.Reader.resolve`); ids are only ever
   bound as server-side ``{name:Type}`` parameters, never formatted into the SQL.
-* Every list is paged (``LIMIT``/``OFFSET`` with a count beside it), so a 10,000-message thread
-  costs a page, not the thread.
+* Every list is paged (``LIMIT``/``OFFSET``, the count as a window over the same rows), so a
+  10,000-message thread costs a page, not the thread.
 * Deleted keys stay deleted: messages at or before a key's newest tombstone are not shown.
 """
 
@@ -25,14 +25,10 @@ from schemas.record import ThreadMeta
 MessageFilter = Literal["all", "unobserved", "cycle"]
 
 _THREADS = """
-SELECT thread_id, count(), max(created_at) FROM om_messages FINAL
+SELECT thread_id, count(), max(created_at), count() OVER () FROM om_messages FINAL
 WHERE resource_id = {resource:String} AND role != 'system'
 GROUP BY thread_id ORDER BY max(created_at) DESC, thread_id
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-"""
-
-_THREAD_COUNT = """
-SELECT uniqExact(thread_id) FROM om_messages WHERE resource_id = {resource:String} AND role != 'system'
 """
 
 _HEADS = """
@@ -50,27 +46,34 @@ ORDER BY at DESC, offset DESC LIMIT 1 BY lookup_key
 _CUT = """ifNull((SELECT max(deleted_at) FROM om_deleted_keys
               WHERE resource_id = {resource:String} AND lookup_key = {key:String}), -1)"""
 
+_OBSERVED = """SELECT message_id FROM om_message_observations FINAL
+                WHERE lookup_key = {key:String} AND version <= {version:UInt64}"""
+
 _MESSAGE_FILTERS = {
     "all": "",
-    "unobserved": "AND o.message_id = ''",
-    "cycle": "AND o.cycle_id = {cycle:String}",
+    "unobserved": f"AND id NOT IN ({_OBSERVED})",
+    "cycle": f"AND id IN ({_OBSERVED} AND cycle_id = {{cycle:String}})",
 }
 
-
-def _messages_sql(what: str, condition: str, tail: str) -> str:
-    return f"""
-SELECT {what} FROM (
-    SELECT id, role, created_at, parts FROM om_messages FINAL
-    WHERE resource_id = {{resource:String}} AND thread_id = {{thread:String}} AND role != 'system'
-      AND created_at > {_CUT}) AS m
-LEFT JOIN (
-    SELECT message_id, cycle_id, generation FROM om_message_observations FINAL
-    WHERE lookup_key = {{key:String}} AND version <= {{version:UInt64}}) AS o
-ON m.id = o.message_id
-WHERE 1 {condition}
-{tail}
+# Two steps, so that a 10,000-message thread is sorted on its light columns only: the page's ids
+# (and the filter's count, computed before LIMIT), then the page's text and observation marks.
+_MESSAGE_PAGE = """
+SELECT id, role, created_at, count() OVER () FROM om_messages FINAL
+WHERE resource_id = {{resource:String}} AND thread_id = {{thread:String}} AND role != 'system'
+  AND created_at > {cut} {condition}
+ORDER BY created_at DESC, id DESC
+LIMIT {{limit:UInt32}} OFFSET {{offset:UInt32}}
 """
 
+_MESSAGE_BODIES = """
+SELECT id, parts FROM om_messages FINAL
+WHERE resource_id = {resource:String} AND thread_id = {thread:String} AND id IN {ids:Array(String)}
+"""
+
+_MESSAGE_MARKS = """
+SELECT message_id, cycle_id FROM om_message_observations FINAL
+WHERE lookup_key = {key:String} AND version <= {version:UInt64} AND message_id IN {ids:Array(String)}
+"""
 
 _CHUNKS = """
 SELECT chunk_id, cycle_id, observations, token_count, message_tokens, message_ids, created_at
@@ -80,17 +83,11 @@ ORDER BY created_at, chunk_id
 """
 
 _EVENTS = """
-SELECT payload, offset FROM om_events FINAL
+SELECT payload, offset, count() OVER () FROM om_events FINAL
 WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND type IN {types:Array(String)}
   AND ({cycle:String} = '' OR cycle_id = {cycle:String})
 ORDER BY at DESC, offset DESC
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-"""
-
-_EVENT_COUNT = """
-SELECT count() FROM om_events FINAL
-WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND type IN {types:Array(String)}
-  AND ({cycle:String} = '' OR cycle_id = {cycle:String})
 """
 
 _CYCLE_EVENTS = """
@@ -115,11 +112,13 @@ WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND generati
 _MARKER = """
 SELECT
   (SELECT count() FROM om_events WHERE resource_id = {resource:String} AND lookup_key IN {keys:Array(String)}),
+  (SELECT count() FROM om_records WHERE resource_id = {resource:String} AND lookup_key IN {keys:Array(String)}),
   (SELECT count() FROM om_messages WHERE resource_id = {resource:String} AND thread_id IN {threads:Array(String)})
 """
 
 _RESOURCE_MARKER = """
 SELECT (SELECT count() FROM om_events WHERE resource_id = {resource:String}),
+       (SELECT count() FROM om_records WHERE resource_id = {resource:String}),
        (SELECT count() FROM om_messages WHERE resource_id = {resource:String})
 """
 
@@ -167,9 +166,8 @@ class EventRow:
 
 
 def threads(client: Client, resource: str, limit: int, offset: int) -> tuple[int, list[ThreadRow]]:
-    total = _rows(client, _THREAD_COUNT, resource=resource)[0][0]
     rows = _rows(client, _THREADS, resource=resource, limit=limit, offset=offset)
-    return int(total), [ThreadRow(t, int(n), int(last)) for t, n, last in rows]
+    return (int(rows[0][3]) if rows else 0), [ThreadRow(t, int(n), int(last)) for t, n, last, _ in rows]
 
 
 def heads(client: Client, resource: str) -> dict[str, KeyHead]:
@@ -193,14 +191,19 @@ def statuses(client: Client, resource: str) -> dict[str, StatusEvent]:
 
 def messages(client: Client, resource: str, thread: str, key: str, version: int, *, which: MessageFilter = "all",
              cycle: str = "", limit: int, offset: int) -> tuple[int, list[MessageRow]]:
-    """A page of the thread's messages, newest first, each with the cycle that observed it."""
+    """A page of the thread's messages, newest first, each with the cycle that observed it; and how
+    many there are (0 when the page is past the end)."""
     params = {"resource": resource, "thread": thread, "key": key, "version": version, "cycle": cycle}
-    condition = _MESSAGE_FILTERS[which]
-    total = _rows(client, _messages_sql("count()", condition, ""), **params)[0][0]
-    tail = "ORDER BY m.created_at DESC, m.id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}"
-    rows = _rows(client, _messages_sql("m.id, m.role, m.created_at, m.parts, o.cycle_id", condition, tail),
-                 **params, limit=limit, offset=offset)
-    return int(total), [MessageRow(mid, role, int(at), _text(parts), cycle_id) for mid, role, at, parts, cycle_id in rows]
+    sql = _MESSAGE_PAGE.format(cut=_CUT, condition=_MESSAGE_FILTERS[which])
+    page = _rows(client, sql, **params, limit=limit, offset=offset)
+    if not page:
+        return 0, []
+    ids = [row[0] for row in page]
+    bodies = dict(_rows(client, _MESSAGE_BODIES, **params, ids=ids))
+    marks = dict(_rows(client, _MESSAGE_MARKS, **params, ids=ids)) if which != "unobserved" else {}
+    rows = [MessageRow(mid, role, int(at), _text(bodies[mid]), marks.get(mid, ""))
+            for mid, role, at, _ in page if mid in bodies]
+    return int(page[0][3]), rows
 
 
 def buffered_chunks(client: Client, key: str, generation: int) -> list[ChunkRow]:
@@ -212,9 +215,8 @@ def events(client: Client, resource: str, key: str, types: Sequence[str], limit:
            cycle: str = "") -> tuple[int, list[EventRow]]:
     """A page of the key's events of these types (of one cycle, when named), newest first."""
     params = {"resource": resource, "key": key, "types": list(types), "cycle": cycle}
-    total = _rows(client, _EVENT_COUNT, **params)[0][0]
     rows = _rows(client, _EVENTS, **params, limit=limit, offset=offset)
-    return int(total), [EventRow(decode_event(payload), int(off)) for payload, off in rows]
+    return (int(rows[0][2]) if rows else 0), [EventRow(decode_event(payload), int(off)) for payload, off, _ in rows]
 
 
 def cycle_events(client: Client, resource: str, key: str, cycles: Sequence[str]) -> list[LifecycleEvent]:
@@ -241,8 +243,9 @@ def observation_logs(client: Client, resource: str, key: str, generations: Seque
 
 
 def marker(client: Client, resource: str, keys: Sequence[str] = (), threads: Sequence[str] = ()) -> str:
-    """Changes whenever an event or a message of these keys and threads (or of the whole resource)
-    lands: the pages poll it and refresh only when it moves."""
+    """Changes whenever an event, a record snapshot or a message of these keys and threads (or of
+    the whole resource) lands: the pages poll it and refresh only when it moves. (Chunks and
+    observation marks land with snapshots of the same fold, so the snapshot count covers them.)"""
     if keys or threads:
         row = _rows(client, _MARKER, resource=resource, keys=list(keys), threads=list(threads))[0]
     else:
