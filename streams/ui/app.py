@@ -152,9 +152,9 @@ async def _thread_page(request: web.Request) -> web.Response:
     resource, thread = _resource(request), _thread(request)
     reader = request.app[READER]
     view = await asyncio.to_thread(reader.resolve, thread, resource)
-    context = await reader.context(thread, resource)
+    context, status = await asyncio.gather(reader.context(thread, resource), reader.status(thread, resource))
     numbers = {name: _page_no(request, name) for name in ("changes", "events", "unobserved")}
-    body = await asyncio.to_thread(pages.thread, reader, view, context, numbers, request.query.get("cycle", ""))
+    body = await asyncio.to_thread(pages.thread, reader, view, context, status, numbers, request.query.get("cycle", ""))
     return _html(body)
 
 

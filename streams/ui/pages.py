@@ -11,14 +11,27 @@ from collections.abc import Mapping, Sequence
 
 from processors.config import ModelByInputTokens, OMConfig
 from processors.context import AgentContext
-from schemas.lifecycle import Activation, ObservationEnd
+from schemas.lifecycle import Activation, ObservationEnd, StatusEvent
 from streams.reader.api import Reader
 from streams.reader.queries import WindowRequest, working_memories
 from streams.reader.resolve import ThreadView
 from streams.ui import queries
 from streams.ui.changes import Change, build, kind_of, reflection_generation
-from streams.ui.render import (esc, event_summary, log_lines, message_text, page, pager, section,
-                               system_message, table, tokens, url, when, windows)
+from streams.ui.render import (
+    esc,
+    event_summary,
+    log_lines,
+    message_text,
+    page,
+    pager,
+    section,
+    system_message,
+    table,
+    tokens,
+    url,
+    when,
+    windows,
+)
 
 THREADS_PER_PAGE = 50
 MESSAGES_PER_PAGE = 50
@@ -85,12 +98,12 @@ def _generation(head: queries.KeyHead | None) -> str:
             f"{tokens(head.observation_tokens)} observation tokens</p>")
 
 
-def thread(reader: Reader, view: ThreadView, context: AgentContext, numbers: Mapping[str, int], cycle: str) -> str:
+def thread(reader: Reader, view: ThreadView, context: AgentContext, status: StatusEvent | None,
+           numbers: Mapping[str, int], cycle: str) -> str:
     client, config = reader.client, reader.config
     resource_id, thread_id, key = view.resource_id, view.thread_id, view.key
     head = view.head
     version = head.version if head is not None else 0
-    status = queries.statuses(client, resource_id).get(key)
     here = thread_url(resource_id, thread_id, cycle=cycle or None)
     resolved = config.resolved
     meta = head.threads.get(thread_id) if head is not None else None

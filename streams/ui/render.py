@@ -78,7 +78,10 @@ def bar(label: str, value: int, threshold: int, *, buffered: int = 0, block_afte
     """A window against its threshold: the filled part, the buffered part of it (hatched), the
     threshold line and the block-after line; the scale leaves room for whichever is largest."""
     scale = max(value, threshold, block_after or 0, 1) * 1.08
-    pct = lambda n: f"{min(100.0, 100.0 * n / scale):.2f}%"  # noqa: E731
+
+    def pct(n: int) -> str:
+        return f"{min(100.0, 100.0 * n / scale):.2f}%"
+
     buffered = min(buffered, value)
     block = (f'<div class="line block" style="left:{pct(block_after)}" title="block after {tokens(block_after)}">'
              f"</div>" if block_after else "")
