@@ -114,26 +114,33 @@ async def browser() -> AsyncIterator[Any]:
             await launched.close()
 
 
-async def signed_in(browser: Any, view: Pipeline, token: str = TOKEN_A) -> Any:
-    """A page signed in through the form, as a person does; it lands on the token's resource."""
-    page = await (await browser.new_context(viewport={"width": 1280, "height": 900})).new_page()
-    await page.goto(view.page(""))
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def signed_in(browser: Any, pipeline: Pipeline) -> AsyncIterator[Any]:
+    """A browser context signed in with token A through the form, as a person does (it lands on the
+    token's one resource); each test opens its pages in it."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    await page.goto(pipeline.page(""))
     assert page.url.endswith("/ui/login")
-    await page.fill("input[name=token]", token)
+    await page.fill("input[name=token]", TOKEN_A)
     await page.click("button[type=submit]")
     await page.wait_for_selector("table.threads")
-    return page
+    assert page.url.endswith(f"/ui/resource?resource={pipeline.resource_a}")
+    await page.close()
+    yield context
+    await context.close()
 
 
 async def texts(page: Any, selector: str) -> list[str]:
     return [t.strip() for t in await page.locator(selector).all_inner_texts()]
 
 
-async def test_the_pages_show_the_memory_what_changed_and_page_through_messages(browser: Any,
+async def test_the_pages_show_the_memory_what_changed_and_page_through_messages(signed_in: Any,
                                                                                 pipeline: Pipeline) -> None:
     view = pipeline
     status, context = (await view.api("status"))["status"], await view.api("context")
-    page = await signed_in(browser, view)
+    page = await signed_in.new_page()
+    await page.goto(view.page(""))
 
     # the resource page: the thread, its generation, its windows as the status reports them
     row = page.locator("table.threads tbody tr", has_text=view.thread_a)
@@ -191,9 +198,9 @@ async def test_the_pages_show_the_memory_what_changed_and_page_through_messages(
     assert (await texts(page, "table.messages tbody tr"))[-1].startswith(view.messages[0].id)
 
 
-async def test_the_thread_page_updates_in_place_while_messages_arrive(browser: Any, pipeline: Pipeline) -> None:
+async def test_the_thread_page_updates_in_place_while_messages_arrive(signed_in: Any, pipeline: Pipeline) -> None:
     view = pipeline
-    page = await signed_in(browser, view)
+    page = await signed_in.new_page()
     await page.goto(view.page("thread", resource=view.resource_a, thread=view.thread_a))
     await page.wait_for_selector("#live.on")
     await page.evaluate("window.sameDocument = true")
@@ -203,9 +210,10 @@ async def test_the_thread_page_updates_in_place_while_messages_arrive(browser: A
     assert await page.evaluate("window.sameDocument") is True  # swapped in place, not reloaded
 
 
-async def test_a_token_sees_nothing_of_another_tenant(browser: Any, pipeline: Pipeline) -> None:
+async def test_a_token_sees_nothing_of_another_tenant(browser: Any, signed_in: Any, pipeline: Pipeline) -> None:
     view = pipeline
-    page = await signed_in(browser, view)
+    page = await signed_in.new_page()
+    await page.goto(view.page(""))
     assert view.thread_b not in await page.content()
     refused = [
         (view.page("resource", resource=view.resource_b), 403),
