@@ -151,6 +151,11 @@ async def test_the_pages_show_the_memory_what_changed_and_page_through_messages(
         assert await window.get_attribute("data-tokens") == str(status["windows"]["active"][name]["tokens"])
         assert await window.get_attribute("data-threshold") == str(status["windows"]["active"][name]["threshold"])
     assert await page.locator(".window .line.block").count() == 2  # block-after lines: async buffering is on
+    buffered = status["windows"]["buffered"]
+    for name, tokens in (("messages", buffered["observations"]["message_tokens"]),
+                         ("observations", buffered["reflection"]["input_observation_tokens"])):
+        width = await row.locator(f'.window[data-window="{name}"] .buffered').get_attribute("style")
+        assert (width != "width:0.00%") == (tokens > 0), (name, width, tokens)  # the hatched, buffered part
 
     await row.locator("a").first.click()
     await page.wait_for_selector("#changes")
@@ -163,6 +168,9 @@ async def test_the_pages_show_the_memory_what_changed_and_page_through_messages(
     assert len(await texts(page, "#memory .obs")) == len(bullets)
     assert await texts(page, "#memory .date") == dates
     assert await page.locator("#memory .obs.p-high").count() >= 1
+
+    # the buffered chunks waiting are the ones the status counts
+    assert await page.locator("#chunks table.chunks tbody tr").count() == buffered["observations"]["chunks"]
 
     # the unobserved messages are the context's messages, newest first
     unobserved = [m["id"] for m in context["messages"]]
