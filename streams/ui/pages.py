@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from processors.config import ModelByInputTokens, OMConfig
 from processors.context import AgentContext
 from schemas.lifecycle import Activation, ObservationEnd, StatusEvent
+from streams.ledger import by_day, usd
 from streams.reader.api import Reader
 from streams.reader.queries import WindowRequest, working_memories
 from streams.reader.resolve import ThreadView
@@ -42,6 +43,8 @@ TIMELINE_TYPES = ("observation-start", "observation-end", "observation-failed", 
                   "buffering-end", "buffering-failed", "activation", "thread-update")
 CHANGE_TYPES = ("observation-end", "activation")
 CONTEXT_LINES = 2
+ANSWERED = frozenset({"observation-end", "observation-failed", "buffering-end", "buffering-failed"})
+"""The events that end a cycle's model calls: where the ledger's tokens and cost are shown."""
 
 
 def resource_url(resource: str, page_no: int = 1) -> str:
@@ -87,8 +90,21 @@ def resource(reader: Reader, resource_id: str, page_no: int) -> str:
     listing = table(headers, cells, cls="threads") if cells else '<p class="muted">no threads yet</p>'
     body.append(section("Threads", listing + pager(total, page_no, THREADS_PER_PAGE, resource_url(resource_id)),
                         note=f"{total:,} thread(s), most recent first"))
+    body.append(section("Cost by day", _costs(reader, resource_id), anchor="costs",
+                        note="model calls of this resource, litellm's offline prices; — = model not priced"))
     return page(resource_id, "".join(body), crumbs=[("resources", url("")), (resource_id, "")],
                 marker_url=url("marker", resource=resource_id), marker=marker(reader, resource_id, [], []))
+
+
+def _costs(reader: Reader, resource_id: str) -> str:
+    lines = by_day(reader.client, resource=resource_id, limit=60)
+    if not lines:
+        return '<p class="muted">no model calls yet</p>'
+    cells = [[esc(line.day), esc(line.role), f"<code>{esc(line.model or '?')}</code>", f"{line.calls:,}",
+              tokens(line.input_tokens), tokens(line.output_tokens),
+              usd(line.cost_usd) + (f" (+{line.unpriced} unpriced)" if line.unpriced and line.cost_usd is not None
+                                    else "")] for line in lines]
+    return table(["day (UTC)", "role", "model", "calls", "input tokens", "output tokens", "cost"], cells, cls="costs")
 
 
 def _generation(head: queries.KeyHead | None) -> str:
@@ -110,7 +126,8 @@ def thread(reader: Reader, view: ThreadView, context: AgentContext, status: Stat
     facts = [f"lookup key <code>{esc(key)}</code>", f"generation <b>{head.generation if head else '—'}</b>",
              f"observed through {when(head.last_observed_at if head else None)}",
              f"observer model <code>{esc(_model(config, 'observer'))}</code>",
-             f"reflector model <code>{esc(_model(config, 'reflector'))}</code>"]
+             f"reflector model <code>{esc(_model(config, 'reflector'))}</code>",
+             f'<span class="spend">{_spend(reader, view)}</span>']
     title = meta.thread_title if meta is not None and meta.thread_title else ""
     overview = (f'<p class="facts">{" · ".join(facts)}</p>'
                 + (f'<p class="title">{esc(title)}</p>' if title else "")
@@ -272,20 +289,39 @@ def _timeline(reader: Reader, view: ThreadView, page_no: int, here: str) -> str:
                                  (page_no - 1) * EVENTS_PER_PAGE)
     if not rows:
         return '<p class="muted">no lifecycle events yet</p>'
+    calls = queries.model_calls(reader.client, view.resource_id, view.key,
+                                sorted({getattr(r.event, "cycle_id", "") for r in rows if r.event.type in ANSWERED}))
     cells = []
     for row in rows:
         event = row.event
         operation = getattr(event, "operation_type", "")
-        role = "reflector" if operation == "reflection" else "observer"
-        model = _model(reader.config, role) if operation else ""
-        failed = " failed" if event.type.endswith("-failed") else ""
         cycle = getattr(event, "cycle_id", "")
+        call = calls.get(cycle) if event.type in ANSWERED else None
+        role = "reflector" if operation == "reflection" else "observer"
+        model = (call.model if call is not None and call.model else _model(reader.config, role)) if operation else ""
+        failed = " failed" if event.type.endswith("-failed") else ""
         link = f'<a href="{esc(thread_url(view.resource_id, view.thread_id, cycle=cycle))}#changes">{esc(cycle)}</a>'
         cells.append([when(event.at), f'<span class="etype{failed}">{esc(event.type)}</span>', esc(operation),
-                      event_summary(event), f"<code>{esc(model)}</code>" if model else "",
-                      '<span class="muted" title="model calls and cost: om costs">—</span>', link])
-    return (table(["at", "event", "operation", "figures", "model", "cost", "cycle"], cells, cls="timeline")
+                      event_summary(event), f"<code>{esc(model)}</code>" if model else "", _call(call), link])
+    return (table(["at", "event", "operation", "figures", "model", "model call", "cycle"], cells, cls="timeline")
             + pager(total, page_no, EVENTS_PER_PAGE, here, "events"))
+
+
+def _call(call: queries.ModelCall | None) -> str:
+    """A cycle's billed tokens and cost, from the ledger, on the event that ends the cycle."""
+    if call is None:
+        return ""
+    tries = f" · {call.attempts} attempts" if call.attempts > 1 else ""
+    return (f'<span class="call">{tokens(call.input_tokens)} in · {tokens(call.output_tokens)} out · '
+            f"{usd(call.cost_usd)}{tries}</span>")
+
+
+def _spend(reader: Reader, view: ThreadView) -> str:
+    calls, i, o, cost, unpriced = queries.call_totals(reader.client, view.resource_id, view.key)
+    if not calls:
+        return "no model calls yet"
+    extra = f" (+{unpriced} unpriced)" if unpriced and cost is not None else ""
+    return f"{calls:,} model call(s) · {tokens(i)} in · {tokens(o)} out · {usd(cost)}{extra}"
 
 
 def messages(reader: Reader, view: ThreadView, which: queries.MessageFilter, cycle: str, page_no: int) -> str:

@@ -109,16 +109,28 @@ SELECT generation, active_observations FROM om_records FINAL
 WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND generation IN {generations:Array(UInt32)}
 """
 
+_CALLS = """
+SELECT cycle_id, model, attempts, input_tokens, output_tokens, cost_usd FROM om_model_calls FINAL
+WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND cycle_id IN {cycles:Array(String)}
+"""
+
+_CALL_TOTALS = """
+SELECT count(), sum(input_tokens), sum(output_tokens), sum(cost_usd), countIf(cost_usd IS NULL)
+FROM om_model_calls FINAL WHERE resource_id = {resource:String} AND lookup_key = {key:String}
+"""
+
 _MARKER = """
 SELECT
   (SELECT count() FROM om_events WHERE resource_id = {resource:String} AND lookup_key IN {keys:Array(String)}),
   (SELECT count() FROM om_records WHERE resource_id = {resource:String} AND lookup_key IN {keys:Array(String)}),
+  (SELECT count() FROM om_model_calls WHERE resource_id = {resource:String} AND lookup_key IN {keys:Array(String)}),
   (SELECT count() FROM om_messages WHERE resource_id = {resource:String} AND thread_id IN {threads:Array(String)})
 """
 
 _RESOURCE_MARKER = """
 SELECT (SELECT count() FROM om_events WHERE resource_id = {resource:String}),
        (SELECT count() FROM om_records WHERE resource_id = {resource:String}),
+       (SELECT count() FROM om_model_calls WHERE resource_id = {resource:String}),
        (SELECT count() FROM om_messages WHERE resource_id = {resource:String})
 """
 
@@ -157,6 +169,18 @@ class ChunkRow:
     message_tokens: int
     message_ids: list[str]
     created_at: int
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """A cycle's model calls, from the cost ledger."""
+
+    cycle_id: str
+    model: str
+    attempts: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
 
 
 @dataclass(frozen=True)
@@ -227,6 +251,21 @@ def cycle_events(client: Client, resource: str, key: str, cycles: Sequence[str])
     return [decode_event(payload) for (payload,) in rows]
 
 
+def model_calls(client: Client, resource: str, key: str, cycles: Sequence[str]) -> dict[str, ModelCall]:
+    """The ledger's row of each of these cycles, by cycle id (none for a cycle not yet answered)."""
+    if not cycles:
+        return {}
+    rows = _rows(client, _CALLS, resource=resource, key=key, cycles=list(cycles))
+    return {c: ModelCall(c, m, int(a), int(i), int(o), None if cost is None else float(cost))
+            for c, m, a, i, o, cost in rows}
+
+
+def call_totals(client: Client, resource: str, key: str) -> tuple[int, int, int, float | None, int]:
+    """(calls, input tokens, output tokens, cost of the priced ones or None, unpriced calls) of a key."""
+    calls, i, o, cost, unpriced = _rows(client, _CALL_TOTALS, resource=resource, key=key)[0]
+    return int(calls), int(i), int(o), None if cost is None else float(cost), int(unpriced)
+
+
 def generation_after(client: Client, resource: str, key: str, at: int, offset: int) -> int | None:
     """The generation the first status event after ``(at, offset)`` reports."""
     rows = _rows(client, _GENERATION_AFTER, resource=resource, key=key, at=at, offset=offset)
@@ -243,9 +282,9 @@ def observation_logs(client: Client, resource: str, key: str, generations: Seque
 
 
 def marker(client: Client, resource: str, keys: Sequence[str] = (), threads: Sequence[str] = ()) -> str:
-    """Changes whenever an event, a record snapshot or a message of these keys and threads (or of
-    the whole resource) lands: the pages poll it and refresh only when it moves. (Chunks and
-    observation marks land with snapshots of the same fold, so the snapshot count covers them.)"""
+    """Changes whenever an event, a record snapshot, a ledger row or a message of these keys and
+    threads (or of the whole resource) lands: the pages poll it and refresh only when it moves.
+    (Chunks and observation marks land with snapshots of the same fold, so snapshots cover them.)"""
     if keys or threads:
         row = _rows(client, _MARKER, resource=resource, keys=list(keys), threads=list(threads))[0]
     else:

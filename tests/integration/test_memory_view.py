@@ -4,8 +4,9 @@ One worker (embedded chDB, so the reader and its ``/ui/`` run in the same proces
 small thresholds and the deterministic model takes the bundled multi-day conversation for one
 tenant and two messages for another; Chromium (Debian's package, driven by Playwright) then signs
 in with a token and checks the pages against what the reader's API says: the windows, the memory
-as the agent gets it, the unobserved messages, what the last reflection dropped, the paging, the
-live refresh while a message arrives, and that a token sees nothing of the other tenant. The
+as the agent gets it, the unobserved messages, what the last reflection dropped, the model calls
+from the cost ledger, the paging, the live refresh while a message arrives, and that a token sees
+nothing of the other tenant. The
 thread page's screenshot is kept under ``test-artifacts/ui/`` (git-ignored).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 import urllib.parse
 import uuid
@@ -157,8 +159,18 @@ async def test_the_pages_show_the_memory_what_changed_and_page_through_messages(
         width = await row.locator(f'.window[data-window="{name}"] .buffered').get_attribute("style")
         assert (width != "width:0.00%") == (tokens > 0), (name, width, tokens)  # the hatched, buffered part
 
+    # the cost ledger by day: the deterministic model's calls, with tokens and no price
+    observer_costs = page.locator("#costs tbody tr", has_text="observer")
+    await expect(observer_costs).to_have_count(1)  # live: the ledger's rows land from the results topic
+    cells = await observer_costs.locator("td").all_inner_texts()
+    assert cells[2] == "om-deterministic/observer" and int(cells[3]) >= 1 and cells[6] == "—"
+    assert int(cells[4].replace(",", "")) > 0 and int(cells[5].replace(",", "")) > 0
+
     await row.locator("a").first.click()
     await page.wait_for_selector("#changes")
+    assert "model call(s)" in await page.locator("#windows .spend").inner_text()
+    ended = page.locator("#timeline tbody tr", has_text="observation-end").first
+    assert re.fullmatch(r"[\d,]+ in · [\d,]+ out · —( · \d+ attempts)?", await ended.locator(".call").inner_text())
 
     # the memory as the agent gets it: every observation line of the context, grouped by date
     memory = "\n".join(context["system"])
