@@ -2,6 +2,7 @@
 -- tokens the provider billed (summed over the cycle's attempts) and their cost from litellm's
 -- offline cost map (NULL for a model the map does not price). A cycle's result is its identity:
 -- a redelivered result replaces itself. Sorted by resource first: every question names one.
+-- Rows outlive a deleted thread on purpose: they hold no text, and the calls were paid for.
 CREATE TABLE IF NOT EXISTS om_model_calls
 (
     resource_id String,
