@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from processors.config import ModelByInputTokens, OMConfig
 from processors.context import AgentContext
-from schemas.lifecycle import Activation, ObservationEnd, StatusEvent
+from schemas.lifecycle import StatusEvent
 from streams.ledger import by_day, usd
 from streams.reader.api import Reader
 from streams.reader.queries import WindowRequest, working_memories
 from streams.reader.resolve import ThreadView
 from streams.ui import queries
-from streams.ui.changes import Change, build, kind_of, reflection_generation
+from streams.ui.audit import changes_section, model_name
 from streams.ui.render import (
     esc,
     event_summary,
@@ -38,11 +37,8 @@ THREADS_PER_PAGE = 50
 MESSAGES_PER_PAGE = 50
 UNOBSERVED_PER_PAGE = 20
 EVENTS_PER_PAGE = 40
-CHANGES_PER_PAGE = 8
 TIMELINE_TYPES = ("observation-start", "observation-end", "observation-failed", "buffering-start",
                   "buffering-end", "buffering-failed", "activation", "thread-update")
-CHANGE_TYPES = ("observation-end", "activation")
-CONTEXT_LINES = 2
 ANSWERED = frozenset({"observation-end", "observation-failed", "buffering-end", "buffering-failed"})
 """The events that end a cycle's model calls: where the ledger's tokens and cost are shown."""
 
@@ -125,8 +121,8 @@ def thread(reader: Reader, view: ThreadView, context: AgentContext, status: Stat
     meta = head.threads.get(thread_id) if head is not None else None
     facts = [f"lookup key <code>{esc(key)}</code>", f"generation <b>{head.generation if head else '—'}</b>",
              f"observed through {when(head.last_observed_at if head else None)}",
-             f"observer model <code>{esc(_model(config, 'observer'))}</code>",
-             f"reflector model <code>{esc(_model(config, 'reflector'))}</code>",
+             f"observer model <code>{esc(model_name(config, 'observer'))}</code>",
+             f"reflector model <code>{esc(model_name(config, 'reflector'))}</code>",
              f'<span class="spend">{_spend(reader, view)}</span>']
     title = meta.thread_title if meta is not None and meta.thread_title else ""
     overview = (f'<p class="facts">{" · ".join(facts)}</p>'
@@ -139,7 +135,7 @@ def thread(reader: Reader, view: ThreadView, context: AgentContext, status: Stat
                      anchor="unobserved", note="sent to the model verbatim after the memory"),
              section("Buffered chunks waiting for activation", _chunks(client, key, head.generation if head else 0),
                      anchor="chunks"),
-             section("What changed and why", _changes(reader, view, numbers["changes"], here, cycle), anchor="changes",
+             section("What changed and why", changes_section(reader, view, numbers["changes"], here, cycle), anchor="changes",
                      note=f"only cycle {cycle}" if cycle else "newest first"),
              section("Timeline", _timeline(reader, view, numbers["events"], here), anchor="timeline",
                      note="lifecycle events, newest first" + (" (the whole resource's record)" if config.scope ==
@@ -148,11 +144,6 @@ def thread(reader: Reader, view: ThreadView, context: AgentContext, status: Stat
                 crumbs=[("resources", url("")), (resource_id, resource_url(resource_id)), (thread_id, "")],
                 marker_url=url("marker", resource=resource_id, thread=thread_id),
                 marker=marker(reader, resource_id, [key], [thread_id]))
-
-
-def _model(config: OMConfig, role: str) -> str:
-    choice = config.observer_model() if role == "observer" else config.reflector_model()
-    return "tiered by input size" if isinstance(choice, ModelByInputTokens) else str(choice)
 
 
 def _memory(reader: Reader, view: ThreadView, context: AgentContext, meta: object) -> str:
@@ -204,86 +195,6 @@ def _chunks(client, key: str, generation: int) -> str:
     return table(["chunk", "buffered", "messages", "observation tokens", "observations"], cells, cls="chunks")
 
 
-def _changes(reader: Reader, view: ThreadView, page_no: int, here: str, cycle: str) -> str:
-    client = reader.client
-    total, rows = queries.events(client, view.resource_id, view.key, CHANGE_TYPES, CHANGES_PER_PAGE,
-                                 (page_no - 1) * CHANGES_PER_PAGE, cycle=cycle)
-    if not rows:
-        return '<p class="muted">nothing observed yet</p>'
-    cycles = queries.cycle_events(client, view.resource_id, view.key, sorted({r.event.cycle_id for r in rows}))
-    generations: dict[int, int | None] = {}
-    for n, row in enumerate(rows):
-        event = row.event
-        assert isinstance(event, (ObservationEnd, Activation))
-        if kind_of(event) == "reflection":
-            after = (queries.generation_after(client, view.resource_id, view.key, event.at, row.offset)
-                     if isinstance(event, ObservationEnd) else None)
-            generations[n] = reflection_generation(event, after)
-    wanted = [g + d for g in generations.values() if g is not None for d in (-1, 0)]
-    logs = queries.observation_logs(client, view.resource_id, view.key, wanted)
-    shown = [_change(reader, view, build(row.event, cycles, logs, generations.get(n)))  # type: ignore[arg-type]
-             for n, row in enumerate(rows)]
-    return "".join(shown) + pager(total, page_no, CHANGES_PER_PAGE, here, "changes")
-
-
-def _change(reader: Reader, view: ThreadView, change: Change) -> str:
-    event = change.event
-    role = "reflector" if change.kind == "reflection" else "observer"
-    heading = {"observation": "Observation", "activation": "Activation of a buffered chunk",
-               "reflection": f"Reflection into generation {change.generation if change.generation is not None else '?'}"}
-    why = [f"{change.added} line(s) added"]
-    if change.kind == "reflection":
-        why.append(f"<b>{change.removed} line(s) no longer held</b>" if change.removed else "nothing dropped")
-    call = change.model_call
-    if call is not None:
-        why.append(f"model call {call.duration_ms:,} ms")
-    why.append(f"{role} <code>{esc(_model(reader.config, role))}</code>")
-    trigger = getattr(event, "triggered_by", None)
-    if trigger:
-        why.append(f"triggered by {esc(trigger)}")
-    if change.approximate:
-        why.append('<span class="note">tail kept verbatim, inferred</span>')
-    if change.missing_before:
-        why.append('<span class="note">the previous generation is not stored</span>')
-    covered = ""
-    if change.message_ids:
-        link = url("messages", resource=view.resource_id, thread=view.thread_id, which="cycle", cycle=event.cycle_id)
-        covered = (f'<p>covered {len(change.message_ids)} message(s) <code>{esc(event.range or "")}</code> · '
-                   f'<a href="{esc(link)}">the messages</a></p>')
-    produced = "".join(f"<li>{when(e.at)} · <b>{esc(e.type)}</b> ({esc(getattr(e, 'operation_type', ''))}) · "
-                       f"{event_summary(e)}</li>" for e in change.cycle_events)
-    events = (f'<details id="cycle-{esc(event.cycle_id)}"><summary>{len(change.cycle_events)} event(s) of cycle '
-              f"<code>{esc(event.cycle_id)}</code></summary><ul>{produced}</ul></details>")
-    return (f'<article class="change kind-{change.kind}" data-kind="{change.kind}" data-cycle="{esc(event.cycle_id)}">'
-            f"<h3>{heading[change.kind]} · {when(event.at)}</h3>"
-            f'<p class="why">{" · ".join(why)}</p>{covered}{events}{_diff(change.lines)}</article>')
-
-
-def _diff(lines: Sequence[tuple[str, str]]) -> str:
-    """The diff with long unchanged runs folded to their first and last lines."""
-    out, n = [], 0
-    while n < len(lines):
-        op, text = lines[n]
-        if op != " ":
-            cls = "add" if op == "+" else "del"
-            out.append(f'<div class="{cls}">{esc(op)} {esc(text)}</div>')
-            n += 1
-            continue
-        end = n
-        while end < len(lines) and lines[end][0] == " ":
-            end += 1
-        run = lines[n:end]
-        if len(run) > 2 * CONTEXT_LINES + 1:
-            head, tail = run[:CONTEXT_LINES] if n else [], run[-CONTEXT_LINES:] if end < len(lines) else []
-            out.extend(f'<div class="same">  {esc(t)}</div>' for _, t in head)
-            out.append(f'<div class="fold">… {len(run) - len(head) - len(tail)} unchanged line(s)</div>')
-            out.extend(f'<div class="same">  {esc(t)}</div>' for _, t in tail)
-        else:
-            out.extend(f'<div class="same">  {esc(t)}</div>' for _, t in run)
-        n = end
-    return f'<div class="diff">{"".join(out)}</div>'
-
-
 def _timeline(reader: Reader, view: ThreadView, page_no: int, here: str) -> str:
     total, rows = queries.events(reader.client, view.resource_id, view.key, TIMELINE_TYPES, EVENTS_PER_PAGE,
                                  (page_no - 1) * EVENTS_PER_PAGE)
@@ -298,7 +209,7 @@ def _timeline(reader: Reader, view: ThreadView, page_no: int, here: str) -> str:
         cycle = getattr(event, "cycle_id", "")
         call = calls.get(cycle) if event.type in ANSWERED else None
         role = "reflector" if operation == "reflection" else "observer"
-        model = (call.model if call is not None and call.model else _model(reader.config, role)) if operation else ""
+        model = (call.model if call is not None and call.model else model_name(reader.config, role)) if operation else ""
         failed = " failed" if event.type.endswith("-failed") else ""
         link = f'<a href="{esc(thread_url(view.resource_id, view.thread_id, cycle=cycle))}#changes">{esc(cycle)}</a>'
         cells.append([when(event.at), f'<span class="etype{failed}">{esc(event.type)}</span>', esc(operation),
