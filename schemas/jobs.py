@@ -114,6 +114,9 @@ class ResultHeader(VersionedModel):
     error: str | None = None
     usage: Usage = Field(default_factory=Usage)
     attempts: int = 1
+    model: str | None = Field(default=None, description="the model that answered, for the cost ledger; None from "
+                              "older workers")
+    resource_id: str | None = Field(default=None, description="the job's resource, for the cost ledger")
     warnings: list[str] | None = Field(default=None, description="what the parser had to repair or "
                                        "found missing in the model's answer (issue 24); None = none")
 

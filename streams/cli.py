@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from streams.costs_command import costs_command
 from streams.eval.command import eval_command
 from streams.reader.commands import reader_app
 from streams.replay.commands import replay_command
@@ -31,6 +32,7 @@ app.command()(recall)
 app.command("replay")(replay_command)
 app.command("simulate")(simulate_command)
 app.command("eval")(eval_command)
+app.command("costs")(costs_command)
 
 
 @app.command()

@@ -12,6 +12,8 @@ The thresholds are small so that a four-day, 5,400-token conversation goes throu
 activation and several reflections; buffered observations activate once the thread has been idle
 for an hour (``activateAfterIdle``), as when the user comes back the next day, and the demo waits
 for that. The last few messages (less than one buffering interval) stay unobserved, as in Mastra.
+The memory view (streams/ui/) is served by the worker's reader: the demo prints its URL when the
+worker is up and, at a terminal, keeps the worker running after the report until Enter.
 
 Each run uses fresh topics and a fresh ClickHouse directory under ``<data dir>/demo/``, so runs
 never mix.
@@ -20,6 +22,7 @@ never mix.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -85,15 +88,29 @@ def run_demo(settings: Settings | None = None, console: Console | None = None) -
         asyncio.run(ensure_topics(demo))
         with console.status("starting the worker (processor, LLM workers, sink, reader)…"):
             worker.start(f"http://127.0.0.1:{demo.reader_port}/healthz")
+        view = f"http://127.0.0.1:{demo.reader_port}/ui/"
+        console.print(f"[bold]memory view:[/] {view}  (sign in with the token [bold]{TOKEN}[/]; it updates live)")
         messages = load_sample()
         report = asyncio.run(_replay_and_watch(demo, messages, console))
+        _print_report(console, messages, report)
+        _keep_view_open(console, view)
     except ServiceError as exc:
         console.print(f"[red]✗[/] {exc}")
         return 1
     finally:
         worker.stop()
-    _print_report(console, messages, report)
     return 0
+
+
+def _keep_view_open(console: Console, view: str) -> None:
+    """At a terminal, the worker (and so the view) stays up until Enter; elsewhere the demo ends."""
+    if not sys.stdin.isatty():
+        return
+    console.print(f"[bold]memory view:[/] {view}  (token [bold]{TOKEN}[/]) — press Enter to stop the worker")
+    try:
+        input()
+    except (EOFError, KeyboardInterrupt):
+        pass
 
 
 def _worker_env(settings: Settings, workdir: Path) -> dict[str, str]:

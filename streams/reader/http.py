@@ -8,7 +8,8 @@ the resource's gets 404 whether it exists elsewhere or not, after the same queri
 open: the metrics (streams/metrics.py) carry no tenant data — no resource, thread or message ids
 as labels, no text — so a Prometheus scraper needs no token that would also read memories; keep
 the port off the public network as you would the worker's. Every request's latency is recorded
-by route template (never the path, which holds a thread id). Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource. A
+by route template (never the path, which holds a thread id). The memory view (streams/ui/) is
+mounted at ``/ui/``; it checks the same tokens itself (header, or its sign-in cookie). Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource. A
 ClickHouse server that cannot be reached (clickhouse-connect's transport ``OperationalError``) is a
 503 with ``Retry-After`` and one WARNING line, not a traceback; the next request simply tries again.
 """
@@ -16,6 +17,7 @@ ClickHouse server that cannot be reached (clickhouse-connect's transport ``Opera
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import logging
 import time
@@ -31,6 +33,7 @@ from streams import metrics
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.models import ContextResponse, ErrorResponse, StatusResponse
 from streams.reader.openapi import openapi_document
+from streams.ui import UI_PREFIX, create_ui_app
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,7 @@ def create_app(reader: Reader, tokens: Mapping[str, Sequence[str]]) -> web.Appli
     app.router.add_get("/v1/threads/{thread_id}/context", _context)
     app.router.add_get("/v1/threads/{thread_id}/status", _status)
     app.router.add_post("/v1/recall", _recall)
+    app.add_subapp(UI_PREFIX, create_ui_app(reader, functools.partial(_resources_for, app[TOKENS])))
     return app
 
 
@@ -115,7 +119,7 @@ def _unreachable(error: BaseException) -> bool:
 
 @web.middleware
 async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.path in OPEN_PATHS:
+    if request.path in OPEN_PATHS or request.path.startswith(UI_PREFIX):  # the view checks the same tokens
         return await handler(request)
     scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
     resources = _resources_for(request.app[TOKENS], presented) if scheme.lower() == "bearer" else None

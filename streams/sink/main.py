@@ -17,11 +17,13 @@ from streams.topics import Topics
 
 def sink_options(settings: Settings) -> SinkOptions:
     """``OM_REDACT`` makes the stored messages as redacted as what the Observer saw; ``OM_EMBEDDER``
-    makes the sink embed observation groups for recall search."""
+    makes the sink embed observation groups for recall search; the results topic feeds the cost
+    ledger."""
     return SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
                        max_wait_ms=settings.sink_max_wait_ms,
                        redactor=redactor_for(settings) if settings.redact else None,
-                       indexer=GroupIndexer(get_embedder(settings.embedder)) if settings.embedder else None)
+                       indexer=GroupIndexer(get_embedder(settings.embedder)) if settings.embedder else None,
+                       ledger=True)
 
 
 def sink_from_settings(settings: Settings) -> Sink:

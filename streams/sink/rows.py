@@ -16,8 +16,10 @@ import orjson
 from processors.redaction import Redactor
 from schemas.base import decode
 from schemas.deltas import ChunkChanged, KeyDeleted, MessageInserted, MessagesObserved, RecordSnapshot, decode_delta
+from schemas.jobs import decode_result
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
+from streams.costs import call_cost
 
 MESSAGE_COLUMNS = ("resource_id", "thread_id", "id", "lookup_key", "role", "created_at", "parts", "model",
                    "metadata", "message_resource_id", "version")
@@ -35,11 +37,13 @@ EVENT_COLUMNS = ("resource_id", "lookup_key", "thread_id", "type", "cycle_id", "
                  "applied_message_id", "payload", "offset")
 TOMBSTONE_COLUMNS = ("resource_id", "lookup_key", "thread_id", "deleted_at", "version")
 WORKING_MEMORY_COLUMNS = ("resource_id", "lookup_key", "wm_version", "content", "updated_at", "version")
+MODEL_CALL_COLUMNS = ("resource_id", "lookup_key", "cycle_id", "role", "model", "mode", "ok", "attempts",
+                      "input_tokens", "output_tokens", "cost_usd", "started_at", "completed_at", "version")
 
 # Insert order inside one flush: what a reader joins *from* lands last, so a reader that sees a
 # record head also sees the observation rows it implies (see reader/queries.py).
 TABLE_ORDER = ("om_messages", "om_message_observations", "om_observation_chunks", "om_events",
-               "om_deleted_keys", "om_working_memory", "om_records")
+               "om_deleted_keys", "om_working_memory", "om_model_calls", "om_records")
 COLUMNS = {
     "om_messages": MESSAGE_COLUMNS,
     "om_message_observations": OBSERVATION_COLUMNS,
@@ -48,6 +52,7 @@ COLUMNS = {
     "om_events": EVENT_COLUMNS,
     "om_deleted_keys": TOMBSTONE_COLUMNS,
     "om_working_memory": WORKING_MEMORY_COLUMNS,
+    "om_model_calls": MODEL_CALL_COLUMNS,
 }
 
 
@@ -90,6 +95,21 @@ def event_rows(key: str, value: bytes, offset: int) -> Rows:
     row = [event.resource_id, event.key, event.thread_id or "", event.type, getattr(event, "cycle_id", ""),
            event.at, event_id, applied, payload.decode(), offset]
     return Rows({"om_events": [row]})
+
+
+def result_rows(value: bytes, offset: int) -> Rows:
+    """A cycle's model calls for the cost ledger: billed tokens, and their cost where litellm's
+    offline map prices the model. Results of older workers name no resource: the key's id stands in
+    for a resource key, and the ledger's empty resource for a thread key."""
+    result = decode_result(value)
+    kind, _, owner = result.key.partition(":")
+    resource = result.resource_id or (owner if kind == "resource" else "")
+    usage = result.usage
+    row = [resource, result.key, result.cycle_id, "observer" if result.kind == "observe-result" else "reflector",
+           result.model or "", result.mode, int(result.ok), result.attempts, usage.input_tokens, usage.output_tokens,
+           call_cost(result.model, usage.input_tokens, usage.output_tokens), result.started_at,
+           result.completed_at, offset]
+    return Rows({"om_model_calls": [row]})
 
 
 def delta_rows(value: bytes, redactor: Redactor | None = None) -> Rows:

@@ -1,4 +1,5 @@
-"""The ClickHouse sink: messages, records and events topics -> tables, in batches, at least once.
+"""The ClickHouse sink: messages, records and events topics -> tables (and the results topic -> the
+cost ledger, ``SinkOptions.ledger``), in batches, at least once.
 
 Guarantees:
 
@@ -41,7 +42,7 @@ from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
-from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows
+from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
 from streams.topics import Topics
 
@@ -58,6 +59,7 @@ class SinkOptions:
     consumer: dict[str, Any] = field(default_factory=dict)
     redactor: Redactor | None = None  # stored messages redacted like the Observer's input (OM_REDACT)
     indexer: Callable[[Client, list[RecordSnapshot]], int] | None = None  # recall search (OM_EMBEDDER)
+    ledger: bool = False  # the results topic into the cost ledger (om_model_calls); the services turn it on
 
 
 @dataclass
@@ -80,6 +82,8 @@ class Sink:
             topics.events: lambda r: event_rows(_key(r), r.value, r.offset),
             topics.records: lambda r: delta_rows(r.value, self.options.redactor),
         }
+        if self.options.ledger:
+            self._converters[topics.results] = lambda r: result_rows(r.value, r.offset)
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
@@ -212,7 +216,7 @@ class Sink:
         for record, rows in converted:
             try:
                 self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows])
-            except Exception as error:  # noqa: BLE001 - decided by the health probe below
+            except Exception as error:
                 if not await self._clickhouse_healthy():
                     raise
                 await self._dead_letter(record, error, "apply")

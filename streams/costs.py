@@ -1,0 +1,29 @@
+"""What a model call cost: litellm's cost map, read offline (the copy the litellm package ships).
+
+``LITELLM_LOCAL_MODEL_COST_MAP`` is set before litellm is imported, so pricing never reaches the
+network. A model the map does not know (the offline ``om-deterministic`` model, a self-hosted one)
+has no cost: None, shown as "—", never a guessed zero.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
+
+from streams.llm.models import to_litellm_model
+
+
+def call_cost(model: str | None, input_tokens: int, output_tokens: int) -> float | None:
+    """USD for one call's tokens at the map's per-token prices, or None for an unpriced model."""
+    if not model:
+        return None
+    import litellm
+
+    litellm.suppress_debug_info = True  # an unpriced model is an answer here, not a banner on stdout
+    try:
+        prompt, completion = litellm.cost_per_token(model=to_litellm_model(model), prompt_tokens=input_tokens,
+                                                    completion_tokens=output_tokens)
+    except Exception:  # noqa: BLE001 -- litellm raises for a model it has no price for; that is "unknown", not an error
+        return None
+    return float(prompt) + float(completion)
