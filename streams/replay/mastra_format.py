@@ -27,17 +27,33 @@ import orjson
 
 from schemas.base import SchemaError
 from schemas.messages import ChatMessage
+from streams.replay.source import ReplayInputError
 
 # Threads' current owner wins over the message's own resourceId: Mastra can move a thread to
 # another resource, and our records refuse a thread that changes resource mid-stream.
 MESSAGES_SQL_TEMPLATE = """
-SELECT m.id, m.thread_id, m.content, m.role, {created}, COALESCE(t."resourceId", m."resourceId")
+SELECT m.id, m.thread_id, m.content, m.role, {created}, {resource}
 FROM mastra_messages AS m LEFT JOIN mastra_threads AS t ON t.id = m.thread_id
-ORDER BY COALESCE(t."resourceId", m."resourceId", m.thread_id), {created}, m.id
+ORDER BY COALESCE({resource}, m.thread_id), {created}, m.id
 """
-MESSAGES_SQL = MESSAGES_SQL_TEMPLATE.format(created='m."createdAt"')
-# Mastra's PostgreSQL store keeps a timezone-aware mirror of each timestamp ("createdAtZ" …) and reads it first
-MESSAGES_SQL_PG_Z = MESSAGES_SQL_TEMPLATE.format(created='COALESCE(m."createdAtZ", m."createdAt")')
+# the columns every Mastra store's messages table has; "resourceId" (a message's own owner) came later
+# and is optional: without it the thread's owner is the message's, as Mastra reads it
+MESSAGE_COLUMNS = ("id", "thread_id", "content", "role", "createdAt")
+
+
+def messages_sql(columns: list[str], where: str) -> str:
+    """The messages query for a store whose ``mastra_messages`` has ``columns``; refuses, naming the
+    column, a table that lacks one every Mastra store has."""
+    missing = [c for c in MESSAGE_COLUMNS if c not in columns]
+    if missing:
+        raise ReplayInputError(f"{where}: mastra_messages has no column {missing[0]!r} (columns: {sorted(columns)}); "
+                               "this is not a Mastra storage database this importer reads — open it with its Mastra "
+                               "version once so Mastra migrates it, then replay")
+    # Mastra's PostgreSQL store keeps a timezone-aware mirror of each timestamp ("createdAtZ" …) and reads it first
+    created = 'COALESCE(m."createdAtZ", m."createdAt")' if "createdAtZ" in columns else 'm."createdAt"'
+    resource = 'COALESCE(t."resourceId", m."resourceId")' if "resourceId" in columns else 't."resourceId"'
+    return MESSAGES_SQL_TEMPLATE.format(created=created, resource=resource)
+
 COUNT_SQL = "SELECT count(*), count(DISTINCT thread_id), max(\"createdAt\") FROM mastra_messages"
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from schemas.base import SchemaError
 from schemas.messages import ChatMessage
 from schemas.record_import import RecordImport
-from streams.replay.mastra_format import COUNT_SQL, MESSAGES_SQL, MESSAGES_SQL_PG_Z, MastraRow, message_from_row
+from streams.replay.mastra_format import COUNT_SQL, MastraRow, message_from_row, messages_sql
 from streams.replay.mastra_om import (
     OM_TABLE,
     ImportTally,
@@ -140,7 +140,8 @@ class MastraSQLiteSource(_MastraStore):
 
     def _all_messages(self) -> Iterator[ChatMessage]:
         with self._connect() as db:
-            yield from _convert(db.execute(MESSAGES_SQL), str(self.path))
+            sql = messages_sql(self._columns("mastra_messages"), str(self.path))
+            yield from _convert(db.execute(sql), str(self.path))
 
     def _rows(self, sql: str) -> list[dict[str, Any]]:
         with self._connect() as db:
@@ -185,7 +186,7 @@ class MastraPostgresSource(_MastraStore):
         return f"{total}:{newest}:{om}"
 
     def _all_messages(self) -> Iterator[ChatMessage]:
-        sql = MESSAGES_SQL_PG_Z if "createdAtZ" in self._columns("mastra_messages") else MESSAGES_SQL
+        sql = messages_sql(self._columns("mastra_messages"), self.identity)
         with self._connect() as db, db.cursor(name="om_replay") as cursor:  # server-side: streams rows
             cursor.execute(sql)
             yield from _convert(iter(cursor), self.identity)

@@ -316,3 +316,19 @@ async def test_dry_run_reports_the_import_per_kind_and_sends_nothing(tmp_path: P
     assert dict(tally.skipped) == {
         "working-memory state signals (Mastra bookkeeping; the working memory is imported)": 21}
     assert not (tmp_path / "cp.json").exists()
+
+
+def test_a_messages_table_without_resource_id_takes_the_thread_s_owner_and_one_without_content_is_refused(
+    tmp_path: Path
+) -> None:
+    """Issue 22: older stores' messages table (no "resourceId") is handled; a missing required column is named."""
+    db = build_store(tmp_path / "m.db", {"th": "owner"}, [
+        {"id": "m1", "thread_id": "th", "role": "user", "created_at": T0, "content": text_content("a")},
+        {"id": "m2", "thread_id": "th", "role": "assistant", "created_at": T0 + 1, "content": text_content("b")}])
+    with sqlite3.connect(db) as conn:
+        conn.execute('ALTER TABLE mastra_messages DROP COLUMN "resourceId"')
+    assert [(m.id, m.resource_id) for m in MastraSQLiteSource(db).messages()] == [("m1", "owner"), ("m2", "owner")]
+    with sqlite3.connect(db) as conn:
+        conn.execute('ALTER TABLE mastra_messages DROP COLUMN "content"')
+    with pytest.raises(ReplayInputError, match="mastra_messages has no column 'content'"):
+        list(MastraSQLiteSource(db).messages())
