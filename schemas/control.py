@@ -19,7 +19,7 @@ from pydantic import AliasChoices, ConfigDict, Discriminator, Field, Tag
 from typing_extensions import TypedDict
 
 from schemas.base import MAX_EPOCH_MS, VersionedModel
-from schemas.keys import LookupKey
+from schemas.keys import Identifier, LookupKey
 from schemas.record_import import RecordImport
 from schemas.tagged import decode_tagged, members_by_tag, tag_reader
 
@@ -34,8 +34,8 @@ class ControlBase(VersionedModel):
 class ThreadControl(ControlBase):
     """A control event about one thread; ``resource_id`` falls back to the thread id, as in Mastra."""
 
-    thread_id: str = Field(min_length=1)
-    resource_id: str | None = Field(default=None, min_length=1)
+    thread_id: Identifier
+    resource_id: Identifier | None = None
 
 
 class TurnStart(ThreadControl):

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator
 
 from schemas.base import MAX_EPOCH_MS, VersionedModel, WireModel
+from schemas.keys import Identifier
 
 Role = Literal["user", "assistant", "system", "tool", "signal"]
 ToolState = Literal[
@@ -125,9 +126,9 @@ class ChatMessage(VersionedModel):
     """One chat message. ``created_at`` is UTC epoch milliseconds (event time, not arrival time)."""
 
     kind: Literal["message"] = "message"
-    id: str = Field(min_length=1)
-    thread_id: str = Field(min_length=1)
-    resource_id: str | None = Field(default=None, min_length=1)
+    id: Identifier
+    thread_id: Identifier
+    resource_id: Identifier | None = None
     role: Role
     created_at: int = Field(ge=0, le=MAX_EPOCH_MS)
     parts: list[Part] = Field(default_factory=list)

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from processors.redaction import Redactor
-from schemas.base import decode
+from schemas.base import SchemaError, decode
 from schemas.deltas import ChunkChanged, KeyDeleted, MessageInserted, MessagesObserved, RecordSnapshot, decode_delta
 from schemas.jobs import decode_result
 from schemas.lifecycle import StatusEvent, decode_event
@@ -72,8 +72,21 @@ def _nullable_json(value: Any) -> str | None:
     return None if value is None else _json(value)
 
 
+class NotMaterialised(Exception):
+    """A messages-topic record the processor refuses: it is not stored, and not dead-lettered here —
+    the processor reads the same record and dead-letters it, once, with the reason."""
+
+
 def message_rows(key: str, value: bytes, offset: int, redactor: Redactor | None = None) -> Rows:
-    return Rows({"om_messages": [_message_row(decode(ChatMessage, value), key, offset, redactor)]})
+    """A chat message's row; :class:`NotMaterialised` for one the processor refuses by its record alone
+    (undecodable, invalid, or keyed to a lookup key that is not its own)."""
+    try:
+        message = decode(ChatMessage, value)
+    except SchemaError as error:
+        raise NotMaterialised(str(error)) from error
+    if key not in (f"thread:{message.thread_id}", f"resource:{message.resource_id}"):
+        raise NotMaterialised(f"keyed {key!r}, not by the message's own lookup key")
+    return Rows({"om_messages": [_message_row(message, key, offset, redactor)]})
 
 
 def _message_row(message: ChatMessage, key: str, version: int, redactor: Redactor | None) -> list[Any]:

@@ -10,8 +10,11 @@ Guarantees:
 * **ClickHouse down is a pause, not a failure.** The batch is retried with exponential backoff
   until it lands; meanwhile the partitions are paused and the consumer keeps polling, so it stays
   in its group however long the outage lasts.
-* **Poison never stalls.** A record that cannot be decoded goes to the dead-letter topic with the
-  reason; a record ClickHouse refuses while ClickHouse is otherwise healthy is isolated by writing
+* **Only what the processor accepts is stored.** A chat message it refuses by its record alone
+  (undecodable, invalid, keyed to another lookup key) is skipped here, counted, and not
+  dead-lettered a second time: the processor dead-letters it once.
+* **Poison never stalls.** A record of the pipeline's own topics that cannot be decoded goes to the
+  dead-letter topic with the reason; a record ClickHouse refuses while ClickHouse is otherwise healthy is isolated by writing
   the batch record by record, and dead-lettered too. Its offset is then committed like any other.
 * **Embeddable.** :meth:`Sink.start` runs the loop as a task on the caller's event loop (the
   embedded worker hosts it next to the chDB engine); ``om sink`` runs it alone for server DSNs.
@@ -42,7 +45,7 @@ from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
-from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
+from streams.sink.rows import TABLE_ORDER, NotMaterialised, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
 from streams.topics import Topics
 
@@ -67,6 +70,7 @@ class SinkStats:
     batches: int = 0
     rows: int = 0
     dead_letters: int = 0
+    not_materialised: int = 0  # messages the processor refuses (and dead-letters): never stored
     retries: int = 0
 
 
@@ -177,6 +181,8 @@ class Sink:
         for record in batch:
             try:
                 converted.append((record, self._converters[record.topic](record)))
+            except NotMaterialised:
+                self.stats.not_materialised += 1
             except (SchemaError, ValueError, TypeError) as error:
                 await self._dead_letter(record, error, "decode" if _unparsable(error) else "validate")
         await self._write(converted)

@@ -58,14 +58,15 @@ async def test_poison_records_go_to_the_dead_letter_topic_and_do_not_stall(kafka
     client = database_client(clickhouse_dsn)
     sink = await sink_until_drained(client, kafka_bootstrap, topics, total)
 
-    assert sink.stats.dead_letters == 3
+    # the undecodable chat message is the processor's to dead-letter (once): the sink skips it
+    assert sink.stats.dead_letters == 2 and sink.stats.not_materialised == 1
     consumer = AIOKafkaConsumer(topics.dlq, bootstrap_servers=kafka_bootstrap, **FAST_CONSUMER)
     await consumer.start()
     try:
-        letters = [decode(DeadLetter, r.value) for r in await read_records(consumer, 3)]
+        letters = [decode(DeadLetter, r.value) for r in await read_records(consumer, 2)]
     finally:
         await consumer.stop()
     assert sorted((letter.topic, letter.stage) for letter in letters) == sorted(
-        [(topics.messages, "decode"), (topics.events, "validate"), (topics.records, "apply")])
-    assert {letter.value for letter in letters} >= {b"\xff not json", too_big.to_bytes()}
+        [(topics.events, "validate"), (topics.records, "apply")])
+    assert too_big.to_bytes() in {letter.value for letter in letters}
     assert len(table_dump(client)["om_messages"]) == len(talk.messages)

@@ -67,6 +67,7 @@ def test_part_type_is_mastras_data_part_name() -> None:
 # --- property: ChatMessage survives any bytes round trip ---------------------------------------
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_ids = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)  # schemas/keys.py
 _json = st.recursive(
     st.none()
     | st.booleans()
@@ -93,8 +94,8 @@ _parts = st.one_of(
 
 
 @given(
-    message_id=_text.filter(bool),
-    thread_id=_text.filter(bool),
+    message_id=_ids,
+    thread_id=_ids,
     role=st.sampled_from(["user", "assistant", "system", "tool", "signal"]),
     created_at=st.integers(0, MAX_EPOCH_MS),
     parts=st.lists(_parts, max_size=5),
@@ -106,3 +107,17 @@ def test_chat_message_round_trip_property(
         id=message_id, thread_id=thread_id, role=role, created_at=created_at, parts=parts
     )
     assert decode(ChatMessage, message.to_bytes()) == message
+
+
+@pytest.mark.parametrize("bad", ["t\r\nX-Injected: 1", "a\x00b", "tab\there", "x" * 1025])
+def test_ids_with_control_characters_or_over_1024_characters_are_refused_at_the_schema(bad: str) -> None:
+    """Issue 18, item 4: one rule for thread, resource and message ids, checked where a record is accepted."""
+    from schemas.base import SchemaError, decode
+    from schemas.control import TurnEnd
+
+    for field in ("id", "thread_id", "resource_id"):
+        raw = {"id": "m", "thread_id": "t", "resource_id": "r", "role": "user", "created_at": 1, field: bad}
+        with pytest.raises(SchemaError, match=field):
+            decode(ChatMessage, orjson.dumps(raw))
+    with pytest.raises(SchemaError, match="thread_id"):
+        decode(TurnEnd, orjson.dumps({"kind": "turn-end", "thread_id": bad, "at": 1}))
