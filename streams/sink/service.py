@@ -41,6 +41,7 @@ from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
+from streams.sink.contexts import Announce
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
 from streams.topics import Topics
@@ -58,6 +59,7 @@ class SinkOptions:
     consumer: dict[str, Any] = field(default_factory=dict)
     redactor: Redactor | None = None  # stored messages redacted like the Observer's input (OM_REDACT)
     indexer: Callable[[Client, list[RecordSnapshot]], int] | None = None  # recall search (OM_EMBEDDER)
+    announce: Announce | None = None  # told the context rows' versions (the embedded reader's cache)
 
 
 @dataclass
@@ -185,7 +187,8 @@ class Sink:
         delay = self.options.retry_initial_s
         while True:
             try:
-                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted])
+                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted],
+                                                          self.options.announce)
                 return
             except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
                 if await self._clickhouse_healthy() and len(converted) > 0:
@@ -211,7 +214,7 @@ class Sink:
         """ClickHouse is up but refused the batch: find the records it refuses, dead-letter them."""
         for record, rows in converted:
             try:
-                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows])
+                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows], self.options.announce)
             except Exception as error:  # noqa: BLE001 - decided by the health probe below
                 if not await self._clickhouse_healthy():
                     raise
@@ -223,11 +226,11 @@ class Sink:
             present = await asyncio.to_thread(
                 self.client.command,
                 "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}",
-                parameters={"names": list(TABLE_ORDER)},
+                parameters={"names": [*TABLE_ORDER, "om_contexts"]},
             )
         except Exception:  # noqa: BLE001 - unhealthy is the answer, whatever the error
             return False
-        return int(present) == len(TABLE_ORDER)
+        return int(present) == len(TABLE_ORDER) + 1
 
     async def _paused_wait(self, seconds: float) -> None:
         """Wait while staying in the group: poll paused partitions instead of sleeping."""
