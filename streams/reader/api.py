@@ -60,7 +60,7 @@ class Reader:
         self.embedder = embedder
         self._rows = Coalescer(functools.partial(queries.context_rows, client))
         self._cache = ContextCache(versions) if versions is not None else None
-        self._caught_up = Coalescer(functools.partial(queries.caught_up, client))
+        self._awaited = Coalescer(functools.partial(queries.awaited, client))
 
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """The recall tool with this pipeline's retrieval settings (scope, search when configured)."""
@@ -83,10 +83,11 @@ class Reader:
         With ``wait_for_message_id``, first wait until that message and the processor's fold of it
         are materialised (read-your-writes), or raise :class:`NotCaughtUp` after ``timeout``.
         """
-        if wait_for_message_id is not None:
-            await self.wait_for(thread_id, resource_id, wait_for_message_id, timeout=timeout)
-        # after a wait, past the cache: the row the wait saw may not be announced to it yet
-        view = await self._view(thread_id, resource_id, fresh=wait_for_message_id is not None)
+        if wait_for_message_id is not None:  # the very rows the wait saw cover the message
+            rows = await self._covering(thread_id, resource_id, wait_for_message_id, timeout)
+            view = _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
+        else:
+            view = await self._view(thread_id, resource_id)
         row, head = view.row, view.head
         observation = self.config.observation
         tz = head.timezone if head is not None else self.config.timezone
@@ -113,10 +114,25 @@ class Reader:
         return (await self._view(thread_id, resource_id)).row.status
 
     async def wait_for(self, thread_id: str, resource_id: str, message_id: str, *, timeout: float = DEFAULT_WAIT_S) -> None:
-        """Poll until ``message_id`` is stored and folded, with a deadline."""
-        awaited = AwaitedMessage(resource_id, thread_id, self._key(thread_id, resource_id), message_id)
+        """Poll until the processor's fold of ``message_id`` is stored and the thread's context covers
+        the message, with a deadline (:class:`NotCaughtUp` after it)."""
+        await self._covering(thread_id, resource_id, message_id, timeout)
+
+    async def _covering(self, thread_id: str, resource_id: str, message_id: str, timeout: float) -> KeyRows:
+        """The key's rows once the fold is stored and the resource's row covers the message.
+
+        The sink writes a batch's context rows before its events, so once the fold is visible the row
+        is at least that new; a row that still misses the message waits for the message itself."""
+        key = self._key(thread_id, resource_id)
+        awaited = AwaitedMessage(resource_id, thread_id, key, message_id)
         deadline = time.monotonic() + timeout
-        while not await self._caught_up.load(awaited):
+        while True:
+            folded, observed_at = await self._awaited.load(awaited)
+            if folded:
+                rows = await self._key_rows(key, fresh=True)  # past the cache: the sink may not have announced it yet
+                own = rows.get(resource_id)
+                if own is not None and own.covers(message_id, observed_at):
+                    return rows
             if time.monotonic() >= deadline:
                 raise NotCaughtUp(f"the awaited message was not materialised within {timeout} s")
             await asyncio.sleep(self.poll_interval_s)
@@ -126,8 +142,8 @@ class Reader:
         rows = queries.context_rows(self.client, [self._key(thread_id, resource_id)])[0]
         return _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
 
-    async def _view(self, thread_id: str, resource_id: str, *, fresh: bool = False) -> ThreadView:
-        rows = await self._key_rows(self._key(thread_id, resource_id), fresh=fresh)
+    async def _view(self, thread_id: str, resource_id: str) -> ThreadView:
+        rows = await self._key_rows(self._key(thread_id, resource_id), fresh=False)
         return _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
 
     async def _key_rows(self, key: str, *, fresh: bool) -> KeyRows:

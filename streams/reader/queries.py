@@ -3,7 +3,7 @@
 Two askers: the sink, which after each batch assembles every touched key's context row from the
 tables it wrote (heads, unobserved windows, working memory, statuses; :mod:`streams.sink.contexts`),
 and the reader, which answers ``context()``/``status()`` from those rows in one primary-key query
-(:func:`context_rows`) and waits for read-your-writes with :func:`caught_up`. Every function takes a
+(:func:`context_rows`) and waits for read-your-writes with :func:`awaited`. Every function takes a
 batch of requests and returns one answer per request, in order: the query itself, not its size, is
 what costs (a few ms each on the embedded engine, which runs one at a time). A lone call is a batch
 of one.
@@ -101,20 +101,15 @@ SELECT resource_id, lookup_key, deleted_at FROM om_deleted_keys
 WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}
 """
 
-# Caught up = the processor's fold of the message is stored, and the key's context row covers the
-# message: lists it in a window, or its head observed it. Asked of the row, not of om_messages, so a
-# context read after the wait (from the row) is sure to include it.
-_CAUGHT_UP = f"""
-SELECT 'folded', resource_id, lookup_key, applied_message_id FROM om_events
+# A wait's two questions about each awaited message, in one query: is the processor's fold of it
+# stored (a status event naming it), and at which version, if any, did an observation cover it.
+# Both by primary-key prefix; whether the key's context row covers the message is the reader's check.
+_AWAITED = f"""
+SELECT 'folded', resource_id, lookup_key, applied_message_id, toUInt64(0) FROM om_events
 WHERE (resource_id, lookup_key, applied_message_id) IN {{awaited:{_TRIPLES}}} AND type = 'status'
 UNION ALL
-SELECT 'covered', resource_id, lookup_key, id FROM om_contexts FINAL ARRAY JOIN window_ids AS id
-WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}} AND (resource_id, lookup_key, id) IN {{awaited:{_TRIPLES}}}
-UNION ALL
-SELECT 'covered', c.resource_id, c.lookup_key, o.message_id FROM om_message_observations AS o FINAL
-INNER JOIN (SELECT resource_id, lookup_key, head_version FROM om_contexts FINAL
-            WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}) AS c ON o.lookup_key = c.lookup_key
-WHERE (c.resource_id, o.lookup_key, o.message_id) IN {{awaited:{_TRIPLES}}} AND o.version <= c.head_version
+SELECT 'observed', '', lookup_key, message_id, version FROM om_message_observations FINAL
+WHERE (lookup_key, message_id) IN {{observed:{_PAIRS}}}
 """
 
 # Every resource's row of each key, newest version: one primary-key range per key.
@@ -171,6 +166,13 @@ class ContextRow:
     message_threads: frozenset[str]
     speaking_threads: tuple[str, ...]
     version: int
+
+    def covers(self, message_id: str, observed_at: int | None) -> bool:
+        """Whether a context from this row shows the message: listed in a window, or observed at or
+        below the head's version (``observed_at``: the covering observation's version)."""
+        if observed_at is not None and self.head is not None and observed_at <= self.head.version:
+            return True
+        return any(m.id == message_id for window in self.windows.values() for m in window)
 
 
 def head_rows(client: Client, keys: Sequence[ResourceKey]) -> list[dict[str, Any] | None]:
@@ -282,13 +284,14 @@ def context_rows(client: Client, keys: Sequence[str]) -> list[dict[str, ContextR
     return [dict(found.get(key, {})) for key in keys]
 
 
-def caught_up(client: Client, awaited: Sequence[AwaitedMessage]) -> list[bool]:
-    """Whether the processor's fold of each message is stored and its key's context row covers it."""
-    triples = _unique((a.resource_id, a.key, a.message_id) for a in awaited)
-    seen = {tuple(row) for row in _rows(client, _CAUGHT_UP, awaited=triples,
-                                        keys=_unique((a.resource_id, a.key) for a in awaited))}
-    return [("folded", a.resource_id, a.key, a.message_id) in seen and ("covered", a.resource_id, a.key, a.message_id) in seen
-            for a in awaited]
+def awaited(client: Client, messages: Sequence[AwaitedMessage]) -> list[tuple[bool, int | None]]:
+    """Per message: whether the processor's fold of it is stored, and the version of the
+    observation covering it (None while none does)."""
+    rows = _rows(client, _AWAITED, awaited=_unique((a.resource_id, a.key, a.message_id) for a in messages),
+                 observed=_unique((a.key, a.message_id) for a in messages))
+    folded = {(resource, key, mid) for tag, resource, key, mid, _ in rows if tag == "folded"}
+    observed = {(key, mid): int(version) for tag, _, key, mid, version in rows if tag == "observed"}
+    return [((a.resource_id, a.key, a.message_id) in folded, observed.get((a.key, a.message_id))) for a in messages]
 
 
 def _rows(client: Client, sql: str, **parameters: Any) -> list[tuple[Any, ...]]:

@@ -23,7 +23,6 @@ Rules this file keeps:
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -35,8 +34,8 @@ from clickhouse_connect.driver.client import Client
 from streams.reader import queries
 from streams.reader.queries import ResourceKey, WindowRequest
 
-CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "head_version", "working_memory", "status", "windows",
-                   "window_ids", "message_threads", "speaking_threads", "version")
+CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "windows", "message_threads",
+                   "speaking_threads", "version")
 
 # (table, index of resource_id, index of lookup_key) of the rows that change a key's context
 _TOUCHING = {"om_messages": (0, 3), "om_records": (0, 1), "om_working_memory": (0, 1), "om_events": (0, 1),
@@ -92,10 +91,9 @@ def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[S
     for (resource, key), head, found, asked, memory, status in zip(keys, heads, threads, requests, memories,
                                                                     statuses, strict=True):
         by_thread = {r.thread_id: windows[r] for r in asked if windows[r]}
-        rows.append([key, resource, orjson.dumps(head).decode() if head else None, head["version"] if head else 0,
-                     memory, status, orjson.dumps(by_thread).decode(),
-                     [m["id"] for m in itertools.chain.from_iterable(by_thread.values())],
-                     sorted(found), sorted(t for t, speaks in found.items() if speaks), _CLOCK.next()])
+        rows.append([key, resource, orjson.dumps(head).decode() if head else None, memory, status,
+                     orjson.dumps(by_thread).decode(), sorted(found), sorted(t for t, speaks in found.items() if speaks),
+                     _CLOCK.next()])
     return rows
 
 

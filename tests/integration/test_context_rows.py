@@ -6,7 +6,8 @@ the rows of every decision, written in batches of random size, each batch recomp
 keys' context rows. After every batch the reader's ``context()`` (from the row, one query) must equal
 :func:`processors.context.build_context` over the core's state at that point, and ``status()`` the
 core's newest status event — for a reader without cache and one with the version-checked cache.
-Writing the whole log again (a redelivery after a crash) changes nothing.
+Writing the whole log again (a redelivery after a crash) changes nothing. A read-your-writes wait
+ends when the row covers the message, not merely when the processor's fold of it is stored.
 """
 
 from __future__ import annotations
@@ -17,16 +18,19 @@ from dataclasses import replace
 import pytest
 
 import tests.unit.machine.fuzz_harness as harness
+from processors.config import OMConfig
 from processors.context import build_context
 from schemas.messages import ChatMessage
-from streams.reader import Reader
+from streams.reader import NotCaughtUp, Reader
 from streams.reader.context_cache import KeyVersions
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
-from tests.integration.om_pipeline import database_client
+from tests.integration.om_pipeline import REFLECTIVE, Conversation, core_context, database_client
+from tests.unit.machine.core_driver import T0
 
 pytestmark = pytest.mark.integration
 SEEDS = range(6)
+NOW = T0 + 86_400_000
 
 
 class SunkFuzz(harness.Fuzz):
@@ -49,7 +53,7 @@ class SunkFuzz(harness.Fuzz):
             self.status = event if event.type == "status" else self.status
 
 
-def core_context(fuzz: SunkFuzz, now_ms: int):
+def fuzz_context(fuzz: SunkFuzz, now_ms: int):
     state, observation = fuzz.state, fuzz.config.observation
     assert state is not None
     context = build_context(state.record.active_observations, list(state.window), now_ms,
@@ -80,7 +84,7 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
         write_batch(client, fuzz.rows[written:], announce=versions.announce)
         written = len(fuzz.rows)
         now = fuzz.clock + 86_400_000
-        expected = core_context(fuzz, now)
+        expected = fuzz_context(fuzz, now)
         for reader in readers:
             assert await reader.context("t", "r", now_ms=now) == expected, f"seed {seed}, after {written} rows"
             assert await reader.status("t", "r") == fuzz.status
@@ -95,3 +99,24 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
 def _tap(decision, fuzz: SunkFuzz):
     fuzz.sunk(decision)
     return decision
+
+
+async def test_a_wait_ends_only_when_the_row_covers_the_message_not_at_its_fold(clickhouse_dsn) -> None:
+    conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
+    conversation.talk(5, thread="t", resource="r")
+    *earlier, (key, last) = conversation.messages
+    client = database_client(clickhouse_dsn)
+    versions = KeyVersions()
+    reader = Reader(client, conversation.config, versions=versions)
+    write_batch(client, [*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(earlier)),
+                         *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
+                         *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events))],
+                announce=versions.announce)
+    assert (await reader.context("t", "r")).messages[-1].id != last.id, "the fold is stored, the message is not"
+    with pytest.raises(NotCaughtUp):
+        await reader.context("t", "r", wait_for_message_id=last.id, timeout=0.2)
+
+    write_batch(client, [message_rows(key, last.to_bytes(), len(earlier))], announce=versions.announce)
+    waited = await reader.context("t", "r", wait_for_message_id=last.id, timeout=5)
+    assert waited.messages[-1].id == last.id
+    assert await reader.context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)

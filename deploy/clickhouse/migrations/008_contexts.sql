@@ -9,11 +9,9 @@ CREATE TABLE IF NOT EXISTS om_contexts
     lookup_key String,
     resource_id String,
     head Nullable(String) COMMENT 'JSON of the head generation (observations, version, timezone, threads, cursor); null before the first snapshot',
-    head_version UInt64 COMMENT 'the head''s applied-event counter, 0 without a head',
     working_memory Nullable(String),
     status Nullable(String) COMMENT 'the newest status event (JSON), null before the first step',
     windows String COMMENT 'JSON {thread id: [message]}: each thread''s unobserved messages, oldest first',
-    window_ids Array(String) COMMENT 'the ids in windows, for read-your-writes waits',
     message_threads Array(String) COMMENT 'threads the resource has any message in under this key',
     speaking_threads Array(String) COMMENT 'resource scope: the resource''s threads with non-system messages, sorted',
     version UInt64 COMMENT 'grows with every recompute of the row (the sink''s clock, ns)'
