@@ -33,7 +33,7 @@ from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.coalesce import Coalescer
-from streams.reader.context_cache import ContextCache, KeyRows, KeyVersions
+from streams.reader.context_cache import ContextCache, KeyRows
 from streams.reader.queries import AwaitedMessage
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, view_of
@@ -51,15 +51,15 @@ class NotCaughtUp(TimeoutError):
 
 class Reader:
     def __init__(self, client: Client, config: OMConfig | None = None, *, poll_interval_s: float = 0.01,
-                 embedder: Embedder | None = None, versions: KeyVersions | None = None) -> None:
-        """``versions``: what this process's sink has written, when it is the only writer (the
-        embedded worker); it turns the row cache on."""
+                 embedder: Embedder | None = None, cache: ContextCache | None = None) -> None:
+        """``cache``: only where this process's sink is the rows' only writer and feeds it (the
+        embedded worker)."""
         self.client = client
         self.config = config or OMConfig()
         self.poll_interval_s = poll_interval_s
         self.embedder = embedder
         self._rows = Coalescer(functools.partial(queries.context_rows, client))
-        self._cache = ContextCache(versions) if versions is not None else None
+        self._cache = cache
         self._awaited = Coalescer(functools.partial(queries.awaited, client))
 
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:

@@ -279,7 +279,7 @@ def context_rows(client: Client, keys: Sequence[str]) -> list[dict[str, ContextR
     """Every resource's context row of each lookup key, by resource id (one primary-key query)."""
     found: dict[str, dict[str, ContextRow]] = {}
     for row in _rows(client, _CONTEXT_ROWS, keys=_unique(keys)):
-        decoded = _context_row(row)
+        decoded = decode_context_row(row)
         found.setdefault(decoded.key, {})[decoded.resource_id] = decoded
     return [dict(found.get(key, {})) for key in keys]
 
@@ -310,7 +310,8 @@ def _head_fields(row: Sequence[Any]) -> dict[str, Any]:
             "last_observed_at": int(last_observed_at) if last_observed_at is not None else None}
 
 
-def _context_row(row: Sequence[Any]) -> ContextRow:
+def decode_context_row(row: Sequence[Any]) -> ContextRow:
+    """A row as selected by :func:`context_rows`, or as the sink inserts it (the same columns)."""
     key, resource, head, working_memory, status, windows, threads, speaking, version = row
     return ContextRow(
         resource_id=resource, key=key, head=head_of(key, orjson.loads(head)) if head is not None else None,

@@ -20,7 +20,7 @@ from streams.embeddings import get_embedder
 from streams.om_config import load_config
 from streams.migrate import apply_migrations
 from streams.reader.api import Reader
-from streams.reader.context_cache import KeyVersions
+from streams.reader.context_cache import ContextCache
 from streams.reader.http import create_app
 from streams.settings import Settings
 
@@ -28,13 +28,13 @@ log = logging.getLogger(__name__)
 
 
 async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None,
-                       versions: KeyVersions | None = None) -> web.AppRunner:
+                       cache: ContextCache | None = None) -> web.AppRunner:
     """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it.
-    ``versions`` (embedded: this process's sink is the only writer) turns the context-row cache on."""
+    ``cache``: the context rows' cache, fed by this process's sink when it is the only writer (embedded)."""
     if not settings.reader_tokens:
         log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
     embedder = get_embedder(settings.embedder) if settings.embedder else None
-    reader = Reader(client, config or load_config(settings), embedder=embedder, versions=versions)
+    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache)
     app = create_app(reader, settings.reader_tokens)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

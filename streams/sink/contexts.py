@@ -43,8 +43,8 @@ _TOUCHING = {"om_messages": (0, 3), "om_records": (0, 1), "om_working_memory": (
 MAX_KEYS = 256
 _EVENT_AT, _EVENT_TYPE, _EVENT_PAYLOAD, _EVENT_OFFSET = 5, 3, 8, 9
 
-Announce = Callable[[Mapping[str, int]], None]
-"""Told ``{lookup key: newest row version}`` after rows are written (the reader's cache, embedded)."""
+Announce = Callable[[Sequence[Sequence[Any]]], None]
+"""Handed the rows just inserted, in ``CONTEXT_COLUMNS`` order (the embedded reader's cache)."""
 
 
 class _Clock:
@@ -100,17 +100,14 @@ def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[S
 def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]] = (),
                        announce: Announce | None = None) -> int:
     """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
-    travel as query parameters); then tell ``announce`` their versions."""
+    travel as query parameters); then hand them to ``announce``."""
     rows = [row for start in range(0, len(keys), MAX_KEYS)
             for row in context_rows(client, keys[start:start + MAX_KEYS], events)]
     if not rows:
         return 0
     client.insert("om_contexts", rows, column_names=list(CONTEXT_COLUMNS))
     if announce is not None:
-        newest: dict[str, int] = {}
-        for row in rows:
-            newest[row[0]] = max(row[-1], newest.get(row[0], 0))
-        announce(newest)
+        announce(rows)
     return len(rows)
 
 

@@ -59,7 +59,7 @@ class SinkOptions:
     consumer: dict[str, Any] = field(default_factory=dict)
     redactor: Redactor | None = None  # stored messages redacted like the Observer's input (OM_REDACT)
     indexer: Callable[[Client, list[RecordSnapshot]], int] | None = None  # recall search (OM_EMBEDDER)
-    announce: Announce | None = None  # told the context rows' versions (the embedded reader's cache)
+    announce: Announce | None = None  # handed the context rows written (the embedded reader's cache)
 
 
 @dataclass

@@ -50,7 +50,7 @@ _DELETE_BY_KEY = (
 
 def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None) -> int:
     """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted.
-    ``announce`` hears the versions of the context rows written (the embedded reader's cache)."""
+    ``announce`` is handed the context rows written (the embedded reader's cache)."""
     pending: dict[str, list[list]] = {}
     deleted: set[tuple[str, str]] = set()
     inserted = 0

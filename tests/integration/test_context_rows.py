@@ -22,7 +22,7 @@ from processors.config import OMConfig
 from processors.context import build_context
 from schemas.messages import ChatMessage
 from streams.reader import NotCaughtUp, Reader
-from streams.reader.context_cache import KeyVersions
+from streams.reader.context_cache import ContextCache
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
 from tests.integration.om_pipeline import REFLECTIVE, Conversation, core_context, database_client
@@ -69,8 +69,8 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
     decide = harness.decide
     monkeypatch.setattr(harness, "decide", lambda *args: _tap(decide(*args), fuzz))
     client = database_client(clickhouse_dsn)
-    versions = KeyVersions()
-    readers = (Reader(client, fuzz.config), Reader(client, fuzz.config, versions=versions))
+    cache = ContextCache()
+    readers = (Reader(client, fuzz.config), Reader(client, fuzz.config, cache=cache))
     rng = random.Random(seed)
     numbers, written, observed_states = list(range(fuzz.steps)), 0, 0
     while numbers or fuzz.jobs:
@@ -81,7 +81,7 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
                 fuzz.one_step(number)
         else:
             fuzz.answer(fuzz.jobs.pop(0), ok=True)
-        write_batch(client, fuzz.rows[written:], announce=versions.announce)
+        write_batch(client, fuzz.rows[written:], announce=cache.written)
         written = len(fuzz.rows)
         now = fuzz.clock + 86_400_000
         expected = fuzz_context(fuzz, now)
@@ -91,7 +91,7 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
         observed_states += bool(expected.continuation) and bool(expected.messages)
     assert observed_states >= 2, "the seed must be checked with observations and a window"
 
-    write_batch(client, fuzz.rows, announce=versions.announce)  # a redelivery of everything
+    write_batch(client, fuzz.rows, announce=cache.written)  # a redelivery of everything
     for reader in readers:
         assert await reader.context("t", "r", now_ms=now) == expected
 
@@ -106,17 +106,17 @@ async def test_a_wait_ends_only_when_the_row_covers_the_message_not_at_its_fold(
     conversation.talk(5, thread="t", resource="r")
     *earlier, (key, last) = conversation.messages
     client = database_client(clickhouse_dsn)
-    versions = KeyVersions()
-    reader = Reader(client, conversation.config, versions=versions)
+    cache = ContextCache()
+    reader = Reader(client, conversation.config, cache=cache)
     write_batch(client, [*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(earlier)),
                          *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
                          *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events))],
-                announce=versions.announce)
+                announce=cache.written)
     assert (await reader.context("t", "r")).messages[-1].id != last.id, "the fold is stored, the message is not"
     with pytest.raises(NotCaughtUp):
         await reader.context("t", "r", wait_for_message_id=last.id, timeout=0.2)
 
-    write_batch(client, [message_rows(key, last.to_bytes(), len(earlier))], announce=versions.announce)
+    write_batch(client, [message_rows(key, last.to_bytes(), len(earlier))], announce=cache.written)
     waited = await reader.context("t", "r", wait_for_message_id=last.id, timeout=5)
     assert waited.messages[-1].id == last.id
     assert await reader.context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)

@@ -17,4 +17,5 @@ CREATE TABLE IF NOT EXISTS om_contexts
     version UInt64 COMMENT 'grows with every recompute of the row (the sink''s clock, ns)'
 )
 ENGINE = ReplacingMergeTree(version)
-ORDER BY (lookup_key, resource_id);
+ORDER BY (lookup_key, resource_id)
+SETTINGS index_granularity = 32;  -- rows are kilobytes: a lookup decompresses one small granule, not 8,192 rows
