@@ -18,4 +18,5 @@ CREATE TABLE IF NOT EXISTS om_contexts
 )
 ENGINE = ReplacingMergeTree(version)
 ORDER BY (lookup_key, resource_id)
-SETTINGS index_granularity = 32;  -- rows are kilobytes: a lookup decompresses one small granule, not 8,192 rows
+-- rows are kilobytes: a lookup decompresses one small granule, not 8,192 rows
+SETTINGS index_granularity = 32;
