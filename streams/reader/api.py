@@ -121,15 +121,16 @@ class Reader:
     async def _covering(self, thread_id: str, resource_id: str, message_id: str, timeout: float) -> KeyRows:
         """The key's rows once the fold is stored and the resource's row covers the message.
 
-        The sink writes a batch's context rows before its events, so once the fold is visible the row
-        is at least that new; a row that still misses the message waits for the message itself."""
+        The sink writes (and hands the cache) a batch's context rows before its events, so once the fold
+        is visible the row is at least that new; a row that still misses the message waits for the
+        message itself."""
         key = self._key(thread_id, resource_id)
         awaited = AwaitedMessage(resource_id, thread_id, key, message_id)
         deadline = time.monotonic() + timeout
         while True:
             folded, observed_at = await self._awaited.load(awaited)
             if folded:
-                rows = await self._key_rows(key, fresh=True)  # past the cache: the sink may not have announced it yet
+                rows = await self._key_rows(key)
                 own = rows.get(resource_id)
                 if own is not None and own.covers(message_id, observed_at):
                     return rows
@@ -143,12 +144,12 @@ class Reader:
         return _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
 
     async def _view(self, thread_id: str, resource_id: str) -> ThreadView:
-        rows = await self._key_rows(self._key(thread_id, resource_id), fresh=False)
+        rows = await self._key_rows(self._key(thread_id, resource_id))
         return _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
 
-    async def _key_rows(self, key: str, *, fresh: bool) -> KeyRows:
+    async def _key_rows(self, key: str) -> KeyRows:
         """Every resource's row of ``key``: from the cache while no newer row was written, else one query."""
-        if self._cache is not None and not fresh:
+        if self._cache is not None:
             cached = self._cache.get(key)
             if cached is not None:
                 return cached
