@@ -4,7 +4,8 @@ Three scenarios, each against a baseline measured in the same run (a bare ``SELE
 through the same client), so the figures compare across machines:
 
 1. one thread with 10,000 messages and three generations (the head's observations cover all but
-   the last 40 messages; earlier generations are history rows the head query must skip);
+   the last 40 messages; earlier generations are history rows the head query must skip), read with
+   one query per call (server mode) and from the embedded worker's version-checked cache;
 2. 1,000 threads of 30 messages each, all read concurrently;
 3. resource scope: one user's 20 threads of 30 messages, 10 of each unobserved, so a thread's
    context also shows the 19 others' unobserved messages (the other-conversations block).
@@ -31,6 +32,7 @@ from processors.context import OTHER_CONVERSATIONS_INTRO
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader import Reader
+from streams.reader.context_cache import ContextCache
 from streams.sink.contexts import write_context_rows
 from streams.sink.rows import COLUMNS
 
@@ -105,6 +107,9 @@ async def main(dsn: str, repeat: int) -> None:
     context = await reader.context("big", "bench-r")
     assert len(context.messages) == 40 and len(context.system) == 2 + 4, "the bench data is not what it claims"
     report("context(): 10k messages, 3 generations", await timed(lambda: reader.context("big", "bench-r"), repeat),
+           base_p50)
+    cached = Reader(client, cache=ContextCache())  # the embedded worker's reader: its sink feeds the cache
+    report("context(): the same, embedded (cache hit)", await timed(lambda: cached.context("big", "bench-r"), repeat),
            base_p50)
 
     per_call: list[float] = []

@@ -95,7 +95,7 @@ class Reader:
         others = [t for t in row.speaking_threads if t != thread_id] if shows_others else []
         context = build_context(
             head.active_observations if head is not None else "",
-            row.windows.get(thread_id, []),
+            row.window(thread_id),
             now_ms if now_ms is not None else int(time.time() * 1000),
             meta=head.threads.get(thread_id) if head is not None else None,
             continuation_hints=bool(observation.continuation_hints),
@@ -104,7 +104,7 @@ class Reader:
             working_memory=row.working_memory if observation.manage_working_memory else None,
             timezone=tz,
             other_conversations=other_conversations_block(
-                {t: row.windows.get(t, []) for t in others}, thread_id, counter_for(self.config), tz,
+                {t: row.window(t) for t in others}, thread_id, counter_for(self.config), tz,
                 obscure_ids=self.config.obscure_thread_ids) if others else "",
         )
         return replace(context, observed_through=head.last_observed_at if head is not None else None)

@@ -21,6 +21,7 @@ Rules this file keeps:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -155,24 +156,44 @@ class AwaitedMessage:
 
 @dataclass(frozen=True)
 class ContextRow:
-    """One resource's context row of a key, decoded (``om_contexts``, written by the sink)."""
+    """One resource's context row of a key (``om_contexts``, written by the sink). The status and
+    the windows stay JSON until asked for: ``status()`` never decodes messages, and ``context()``
+    decodes only the threads it shows."""
 
     resource_id: str
     key: str
     head: Head | None
     working_memory: str | None
-    status: StatusEvent | None
-    windows: dict[str, list[ChatMessage]]
+    status_json: str | None
+    windows_json: str
     message_threads: frozenset[str]
     speaking_threads: tuple[str, ...]
     version: int
+
+    @functools.cached_property
+    def status(self) -> StatusEvent | None:
+        return _status(self.status_json) if self.status_json is not None else None
+
+    @functools.cached_property
+    def _windows(self) -> dict[str, list[dict[str, Any]]]:
+        return orjson.loads(self.windows_json)
+
+    @functools.cached_property
+    def _decoded(self) -> dict[str, list[ChatMessage]]:
+        return {}
+
+    def window(self, thread_id: str) -> list[ChatMessage]:
+        """The thread's unobserved messages, oldest first (decoded once per row)."""
+        if thread_id not in self._decoded:
+            self._decoded[thread_id] = [ChatMessage.model_validate(m) for m in self._windows.get(thread_id, [])]
+        return self._decoded[thread_id]
 
     def covers(self, message_id: str, observed_at: int | None) -> bool:
         """Whether a context from this row shows the message: listed in a window, or observed at or
         below the head's version (``observed_at``: the covering observation's version)."""
         if observed_at is not None and self.head is not None and observed_at <= self.head.version:
             return True
-        return any(m.id == message_id for window in self.windows.values() for m in window)
+        return any(m["id"] == message_id for window in self._windows.values() for m in window)
 
 
 def head_rows(client: Client, keys: Sequence[ResourceKey]) -> list[dict[str, Any] | None]:
@@ -315,9 +336,7 @@ def decode_context_row(row: Sequence[Any]) -> ContextRow:
     key, resource, head, working_memory, status, windows, threads, speaking, version = row
     return ContextRow(
         resource_id=resource, key=key, head=head_of(key, orjson.loads(head)) if head is not None else None,
-        working_memory=working_memory, status=_status(status) if status is not None else None,
-        windows={tid: [ChatMessage.model_validate(m) for m in messages]
-                 for tid, messages in orjson.loads(windows).items()},
+        working_memory=working_memory, status_json=status, windows_json=windows,
         message_threads=frozenset(threads), speaking_threads=tuple(speaking), version=int(version))
 
 

@@ -53,7 +53,7 @@ async def test_a_resource_id_of_the_wrong_json_type_is_a_400(named: object) -> N
 async def test_another_resources_thread_costs_the_same_queries_as_a_missing_one(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[list[str]] = []
     head = queries.Head("thread:theirs", 0, 3, "", "UTC", {})
-    theirs = queries.ContextRow("r-other", "thread:theirs", head, None, None, {}, frozenset({"theirs"}), ("theirs",), 7)
+    theirs = queries.ContextRow("r-other", "thread:theirs", head, None, None, "{}", frozenset({"theirs"}), ("theirs",), 7)
 
     def context_rows(client: Any, keys: list[str]) -> list[dict[str, queries.ContextRow]]:
         calls.append(list(keys))
