@@ -115,9 +115,18 @@ WHERE (lookup_key, message_id) IN {{observed:{_PAIRS}}}
 
 # Every resource's row of each key, newest version: one primary-key range per key.
 _CONTEXT_ROWS = """
-SELECT lookup_key, resource_id, head, working_memory, status, windows, message_threads, speaking_threads, version
+SELECT lookup_key, resource_id, head, working_memory, status, status_at, status_offset, windows, message_threads,
+       speaking_threads, version
 FROM om_contexts FINAL
 WHERE lookup_key IN {keys:Array(String)}
+"""
+
+# The same rows by (resource, key), as stored: the sink updates a row in place when only its status changed.
+_STORED_CONTEXT_ROWS = f"""
+SELECT lookup_key, resource_id, head, working_memory, status, status_at, status_offset, windows, message_threads,
+       speaking_threads, version
+FROM om_contexts FINAL
+WHERE (lookup_key, resource_id) IN {{keys:{_PAIRS}}}
 """
 
 
@@ -305,6 +314,13 @@ def context_rows(client: Client, keys: Sequence[str]) -> list[dict[str, ContextR
     return [dict(found.get(key, {})) for key in keys]
 
 
+def stored_context_rows(client: Client, keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
+    """Each ``(resource, key)``'s stored row, undecoded (``CONTEXT_COLUMNS`` of the sink), or None."""
+    found = {(row[1], row[0]): list(row) for row in _rows(client, _STORED_CONTEXT_ROWS,
+                                                          keys=_unique((key, resource) for resource, key in keys))}
+    return [found.get(key) for key in keys]
+
+
 def awaited(client: Client, messages: Sequence[AwaitedMessage]) -> list[tuple[bool, int | None]]:
     """Per message: whether the processor's fold of it is stored, and the version of the
     observation covering it (None while none does)."""
@@ -333,7 +349,7 @@ def _head_fields(row: Sequence[Any]) -> dict[str, Any]:
 
 def decode_context_row(row: Sequence[Any]) -> ContextRow:
     """A row as selected by :func:`context_rows`, or as the sink inserts it (the same columns)."""
-    key, resource, head, working_memory, status, windows, threads, speaking, version = row
+    key, resource, head, working_memory, status, _, _, windows, threads, speaking, version = row
     return ContextRow(
         resource_id=resource, key=key, head=head_of(key, orjson.loads(head)) if head is not None else None,
         working_memory=working_memory, status_json=status, windows_json=windows,

@@ -34,8 +34,9 @@ from clickhouse_connect.driver.client import Client
 from streams.reader import queries
 from streams.reader.queries import ResourceKey, WindowRequest
 
-CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "windows", "message_threads",
-                   "speaking_threads", "version")
+CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "status_at", "status_offset",
+                   "windows", "message_threads", "speaking_threads", "version")
+_STATUS, _VERSION = 4, 10
 
 # (table, index of resource_id, index of lookup_key) of the rows that change a key's context
 _TOUCHING = {"om_messages": (0, 3), "om_records": (0, 1), "om_working_memory": (0, 1), "om_events": (0, 1),
@@ -63,12 +64,13 @@ class _Clock:
 _CLOCK = _Clock()
 
 
-def touched(pending: Mapping[str, Sequence[Sequence[Any]]]) -> set[ResourceKey]:
-    """The ``(resource, key)`` pairs whose context the pending table rows change."""
-    keys: set[ResourceKey] = set()
-    for table, (resource, key) in _TOUCHING.items():
-        keys.update((row[resource], row[key]) for row in pending.get(table, ()))
-    return keys
+def touched(pending: Mapping[str, Sequence[Sequence[Any]]]) -> tuple[set[ResourceKey], set[ResourceKey]]:
+    """The ``(resource, key)`` pairs whose context the pending table rows change, and among them
+    those only events touch (only the status of their rows can change)."""
+    by_table = {table: {(row[resource], row[key]) for row in pending.get(table, ())}
+                for table, (resource, key) in _TOUCHING.items()}
+    keys = set().union(*by_table.values())
+    return keys, by_table["om_events"] - set().union(*(k for t, k in by_table.items() if t != "om_events"))
 
 
 def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]] = ()) -> list[list[Any]]:
@@ -91,18 +93,43 @@ def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[S
     for (resource, key), head, found, asked, memory, status in zip(keys, heads, threads, requests, memories,
                                                                     statuses, strict=True):
         by_thread = {r.thread_id: windows[r] for r in asked if windows[r]}
-        rows.append([key, resource, orjson.dumps(head).decode() if head else None, memory, status,
+        rows.append([key, resource, orjson.dumps(head).decode() if head else None, memory,
+                     status[2] if status else None, status[0] if status else 0, status[1] if status else 0,
                      orjson.dumps(by_thread).decode(), sorted(found), sorted(t for t, speaks in found.items() if speaks),
                      _CLOCK.next()])
     return rows
 
 
+def _with_new_status(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]]
+                     ) -> tuple[list[list[Any]], list[ResourceKey]]:
+    """Rows whose only change is the status: the stored row with the newest status, and the keys
+    that have no stored row yet (those are computed in full)."""
+    stored = queries.stored_context_rows(client, keys)
+    present = [(key, row) for key, row in zip(keys, stored, strict=True) if row is not None]
+    newest = _newest_statuses([(row[_STATUS + 1], row[_STATUS + 2], row[_STATUS]) if row[_STATUS] is not None
+                               else None for _, row in present], [key for key, _ in present], events)
+    rows = []
+    for (_, row), status in zip(present, newest, strict=True):
+        if status is not None:
+            row[_STATUS], row[_STATUS + 1], row[_STATUS + 2] = status[2], status[0], status[1]
+        row[_VERSION] = _CLOCK.next()
+        rows.append(row)
+    return rows, [key for key, row in zip(keys, stored, strict=True) if row is None]
+
+
 def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]] = (),
-                       announce: Announce | None = None) -> int:
+                       announce: Announce | None = None, status_only: Sequence[ResourceKey] = ()) -> int:
     """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
-    travel as query parameters); then hand them to ``announce``."""
-    rows = [row for start in range(0, len(keys), MAX_KEYS)
-            for row in context_rows(client, keys[start:start + MAX_KEYS], events)]
+    travel as query parameters), and of ``status_only`` (keys only ``events`` touch: their stored
+    row with the newest status, one query); then hand them to ``announce``."""
+    rows: list[list[Any]] = []
+    full = list(keys)
+    for start in range(0, len(status_only), MAX_KEYS):
+        updated, missing = _with_new_status(client, status_only[start:start + MAX_KEYS], events)
+        rows += updated
+        full += missing
+    rows += [row for start in range(0, len(full), MAX_KEYS)
+             for row in context_rows(client, full[start:start + MAX_KEYS], events)]
     if not rows:
         return 0
     client.insert("om_contexts", rows, column_names=list(CONTEXT_COLUMNS))
@@ -126,8 +153,8 @@ def backfill(client: Client) -> int:
 
 
 def _newest_statuses(stored: Sequence[tuple[int, int, str] | None], keys: Sequence[ResourceKey],
-                     events: Iterable[Sequence[Any]]) -> list[str | None]:
-    """Per key the newest status payload by (at, offset), stored or among ``events``."""
+                     events: Iterable[Sequence[Any]]) -> list[tuple[int, int, str] | None]:
+    """Per key the newest status ``(at, offset, payload)`` by (at, offset), stored or among ``events``."""
     newest = {key: found for key, found in zip(keys, stored, strict=True) if found is not None}
     wanted = set(keys)
     for row in events:
@@ -137,4 +164,4 @@ def _newest_statuses(stored: Sequence[tuple[int, int, str] | None], keys: Sequen
         candidate = (row[_EVENT_AT], row[_EVENT_OFFSET], row[_EVENT_PAYLOAD])
         if key not in newest or candidate[:2] > newest[key][:2]:
             newest[key] = candidate
-    return [newest[key][2] if key in newest else None for key in keys]
+    return [newest.get(key) for key in keys]

@@ -75,7 +75,9 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             client.insert(table, rows, column_names=list(COLUMNS[table]))
             count += len(rows)
     events = pending.get("om_events", [])
-    write_context_rows(client, sorted(touched(pending) | deleted), events, announce)
+    keys, status_only = touched(pending)
+    status_only -= deleted
+    write_context_rows(client, sorted((keys | deleted) - status_only), events, announce, sorted(status_only))
     if events:
         client.insert("om_events", events, column_names=list(COLUMNS["om_events"]))
         count += len(events)

@@ -16,7 +16,7 @@ def raw(version: int, resource: str = "r", observations: str = "") -> list:
     """An ``om_contexts`` row as the sink inserts it."""
     head = {"generation": 0, "version": version, "active_observations": observations, "timezone": "UTC",
             "threads": {}, "last_observed_at": None}
-    return ["thread:t", resource, orjson.dumps(head).decode(), None, None, "{}", ["t"], ["t"], version]
+    return ["thread:t", resource, orjson.dumps(head).decode(), None, None, 0, 0, "{}", ["t"], ["t"], version]
 
 
 def rows(*raws: list) -> dict:

@@ -11,6 +11,8 @@ CREATE TABLE IF NOT EXISTS om_contexts
     head Nullable(String) COMMENT 'JSON of the head generation (observations, version, timezone, threads, cursor); null before the first snapshot',
     working_memory Nullable(String),
     status Nullable(String) COMMENT 'the newest status event (JSON), null before the first step',
+    status_at Int64 COMMENT 'its event time and events-topic offset: which status is newer',
+    status_offset UInt64,
     windows String COMMENT 'JSON {thread id: [message]}: each thread''s unobserved messages, oldest first',
     message_threads Array(String) COMMENT 'threads the resource has any message in under this key',
     speaking_threads Array(String) COMMENT 'resource scope: the resource''s threads with non-system messages, sorted',
