@@ -112,7 +112,8 @@ def apply_migrations(client: Client, folder: Path = MIGRATIONS_DIR) -> list[int]
 
 
 def _fill_contexts(client: Client) -> int:
-    from streams.sink.contexts import backfill  # the sink's rules; imported only when 008 is new
+    # the sink's rules, imported only when 008 is new (they pull in the reader)
+    from streams.sink.contexts import backfill
 
     return backfill(client)
 

@@ -25,7 +25,12 @@ from streams.reader import NotCaughtUp, Reader
 from streams.reader.context_cache import ContextCache
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
-from tests.integration.om_pipeline import REFLECTIVE, Conversation, core_context, database_client
+from tests.integration.om_pipeline import (
+    REFLECTIVE,
+    Conversation,
+    core_context,
+    database_client,
+)
 from tests.unit.machine.core_driver import T0
 
 pytestmark = pytest.mark.integration
