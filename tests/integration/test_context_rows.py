@@ -7,7 +7,8 @@ keys' context rows. After every batch the reader's ``context()`` (from the row, 
 :func:`processors.context.build_context` over the core's state at that point, and ``status()`` the
 core's newest status event — for a reader without cache and one with the version-checked cache.
 Writing the whole log again (a redelivery after a crash) changes nothing. A read-your-writes wait
-ends when the row covers the message, not merely when the processor's fold of it is stored.
+ends when the row covers the message, not merely when the processor's fold of it is stored. A
+database stored before the context rows existed gets them when migrated.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import tests.unit.machine.fuzz_harness as harness
 from processors.config import OMConfig
 from processors.context import build_context
 from schemas.messages import ChatMessage
-from streams.reader import NotCaughtUp, Reader
+from streams.reader import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.context_cache import ContextCache
+from streams.sink.contexts import backfill
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
 from tests.integration.om_pipeline import (
@@ -125,3 +127,18 @@ async def test_a_wait_ends_only_when_the_row_covers_the_message_not_at_its_fold(
     waited = await reader.context("t", "r", wait_for_message_id=last.id, timeout=5)
     assert waited.messages[-1].id == last.id
     assert await reader.context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)
+
+
+async def test_a_database_from_before_the_context_rows_gets_them_when_migrated(clickhouse_dsn) -> None:
+    conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
+    conversation.talk(40, thread="t", resource="r")
+    client = database_client(clickhouse_dsn)
+    write_batch(client, [*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(conversation.messages)),
+                         *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
+                         *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events))])
+    client.command("TRUNCATE TABLE om_contexts")  # as stored before migration 008
+    with pytest.raises(ThreadNotFound):
+        await Reader(client, conversation.config).context("t", "r")
+    assert backfill(client) == 1
+    assert await Reader(client, conversation.config).context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)
+    assert backfill(client) == 0, "filled once"
