@@ -11,6 +11,10 @@ send of the user message, then the context read, then the reply sent. Two ways t
 
 Baselines from the same run: a bare acknowledged produce plus a bare ``GET /healthz`` on the same
 reader; the ratio is what the read path adds. Worker CPU per read comes from ``/proc/<pid>/stat``.
+
+Then the read alone (issue 19 item 1's targets): ``GET …/context`` over HTTP on the threads the turns
+built, at concurrency 1 and 32, beside a bare ``GET /healthz`` at the same concurrency, with the
+worker's CPU per read and the reads per second.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import aiohttp
 from aiokafka import AIOKafkaProducer
 
 from bench.corpus import WORDS
-from bench.stats import summary
+from bench.stats import percentile, summary
 from bench.worker import BOOTSTRAP
 from schemas.messages import ChatMessage, TextPart
 from streams.harness.workers import WorkerProcess
@@ -86,7 +90,54 @@ async def _baseline(reader_url: str, topic: str, n: int) -> list[float]:
     return samples
 
 
-async def main(threads: int, turns: int, concurrency: list[int]) -> None:
+async def _gets(reader_url: str, paths: list[str], level: int, n: int) -> tuple[list[float], float]:
+    """``n`` GETs of ``paths`` (round robin) by ``level`` concurrent callers: latencies (ms) and wall (s)."""
+    samples: list[float] = []
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with aiohttp.ClientSession(reader_url, headers=headers,
+                                     connector=aiohttp.TCPConnector(limit=level)) as http:
+        async def caller(first: int, count: int) -> None:
+            for i in range(first, count, level):
+                start = time.perf_counter()
+                async with http.get(paths[i % len(paths)]) as response:
+                    await response.read()
+                    assert response.status == 200, response.status
+                samples.append((time.perf_counter() - start) * 1000)
+
+        await asyncio.gather(*(caller(c, len(paths)) for c in range(level)))  # connections open, each path once
+        samples.clear()
+        wall0 = time.perf_counter()
+        await asyncio.gather(*(caller(c, n) for c in range(level)))
+        return samples, time.perf_counter() - wall0
+
+
+async def _quiet(pid: int, deadline_s: float = 60.0) -> None:
+    """Until the worker has finished the turns' work (observing, sinking): under 5% CPU for 0.5 s."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        cpu0 = _cpu_s(pid)
+        await asyncio.sleep(0.5)
+        if _cpu_s(pid) - cpu0 < 0.025:
+            return
+
+
+async def _reads(reader_url: str, pid: int, threads: list[tuple[str, str]], levels: list[int]) -> None:
+    paths = [f"/v1/threads/{tid}/context?resource_id={rid}" for tid, rid in threads]
+    print(f"\nthe read alone: GET context over HTTP, {len(threads)} threads (round robin)")
+    await _quiet(pid)
+    for level in levels:
+        n = 500 if level == 1 else 4000
+        base, _ = await _gets(reader_url, ["/healthz"], level, n)
+        cpu0 = _cpu_s(pid)
+        samples, wall = await _gets(reader_url, paths, level, n)
+        cpu = _cpu_s(pid) - cpu0
+        p99, base99 = percentile(samples, 99), percentile(base, 99)
+        print(f"concurrency {level:>2}:  baseline GET /healthz       {summary(base)}")
+        print(f"  GET context                  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "
+              f"worker CPU {cpu * 1000 / n:5.2f} ms/read   {n / wall:7.0f} reads/s")
+
+
+async def main(threads: int, turns: int, concurrency: list[int], read_levels: tuple[int, ...] = (1, 32)) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="om-bench-turn-"))
     process = WorkerProcess(BOOTSTRAP, f"turn-{uuid.uuid4().hex[:8]}", CONFIG, workdir,
                             extra_env={"OM_LLM_CONCURRENCY": "4",
@@ -117,6 +168,8 @@ async def main(threads: int, turns: int, concurrency: list[int]) -> None:
                 label = "send + context (own writes)" if own else "send + context (wait)      "
                 print(f"  {label}  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "
                       f"worker CPU {cpu * 1000 / len(samples):5.1f} ms/turn   {len(samples) / wall:6.1f} turns/s")
+                built = [(f"{prefix}-{t}", f"user-{t}") for t in range(threads)]
+        await _reads(reader_url, handle.proc.pid, built, list(read_levels))
     finally:
         process.stop()
         shutil.rmtree(workdir, ignore_errors=True)

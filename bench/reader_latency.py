@@ -4,12 +4,14 @@ Three scenarios, each against a baseline measured in the same run (a bare ``SELE
 through the same client), so the figures compare across machines:
 
 1. one thread with 10,000 messages and three generations (the head's observations cover all but
-   the last 40 messages; earlier generations are history rows the head query must skip);
+   the last 40 messages; earlier generations are history rows the head query must skip), read with
+   one query per call (server mode) and from the embedded worker's version-checked cache;
 2. 1,000 threads of 30 messages each, all read concurrently;
 3. resource scope: one user's 20 threads of 30 messages, 10 of each unobserved, so a thread's
    context also shows the 19 others' unobserved messages (the other-conversations block).
 
-Rows are written straight into the tables in the sink's row format (no broker needed).
+Rows are written straight into the tables in the sink's row format (no broker needed), then the
+keys' context rows computed from them as the sink does after a batch.
 
     .venv/bin/python bench/reader_latency.py [--dsn chdb:///tmp/om-bench] [--repeat 200]
 """
@@ -30,6 +32,8 @@ from processors.context import OTHER_CONVERSATIONS_INTRO
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader import Reader
+from streams.reader.context_cache import ContextCache
+from streams.sink.contexts import write_context_rows
 from streams.sink.rows import COLUMNS
 
 T0 = 1_733_000_000_000
@@ -94,6 +98,7 @@ async def main(dsn: str, repeat: int) -> None:
     load_thread(client, "bench-r", "big", messages=10_000, unobserved=40, generations=3)
     for n in range(1000):
         load_thread(client, f"bench-r{n % 50}", f"small{n}", messages=30, unobserved=10, generations=1)
+    write_context_rows(client, [("bench-r", "thread:big"), *((f"bench-r{n % 50}", f"thread:small{n}") for n in range(1000))])
 
     baseline = await timed(lambda: asyncio.to_thread(client.command, "SELECT 1"), repeat)
     report("baseline: SELECT 1 round trip", baseline, percentiles(baseline)[0])
@@ -102,6 +107,9 @@ async def main(dsn: str, repeat: int) -> None:
     context = await reader.context("big", "bench-r")
     assert len(context.messages) == 40 and len(context.system) == 2 + 4, "the bench data is not what it claims"
     report("context(): 10k messages, 3 generations", await timed(lambda: reader.context("big", "bench-r"), repeat),
+           base_p50)
+    cached = Reader(client, cache=ContextCache())  # the embedded worker's reader: its sink feeds the cache
+    report("context(): the same, embedded (cache hit)", await timed(lambda: cached.context("big", "bench-r"), repeat),
            base_p50)
 
     per_call: list[float] = []
@@ -121,6 +129,7 @@ async def main(dsn: str, repeat: int) -> None:
     for n in range(20):
         load_thread(client, "bench-user", f"user-t{n}", messages=30, unobserved=10, generations=1,
                     key="resource:bench-user")
+    write_context_rows(client, [("bench-user", "resource:bench-user")])
     by_user = Reader(client, OMConfig(scope="resource"))
     context = await by_user.context("user-t0", "bench-user")
     others = [s for s in context.system if s.startswith(OTHER_CONVERSATIONS_INTRO)]

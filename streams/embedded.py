@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import Any
 
 import faust
@@ -17,6 +18,7 @@ import faust
 from processors.config import OMConfig
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
+from streams.reader.context_cache import ContextCache
 from streams.reader.serve import start_reader
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
@@ -43,11 +45,12 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
     async def start_storage() -> None:
         client = await asyncio.to_thread(connect, settings.clickhouse_dsn)
         applied = await asyncio.to_thread(apply_migrations, client)
+        cache = ContextCache()  # this sink is the directory's only writer: it feeds the reader's cache
         sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
-                    sink_options(settings))
+                    replace(sink_options(settings), announce=cache.written))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
-        running["reader"] = await start_reader(client, settings, config)
+        running["reader"] = await start_reader(client, settings, config, cache)
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                              "reader_port": settings.reader_port})
 

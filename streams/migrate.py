@@ -9,6 +9,8 @@ upgrade a live database. Rules the runner keeps:
 * Statements use ``IF NOT EXISTS`` / ``IF EXISTS``, so two processes migrating at the same time (the
   worker starting while ``om migrate`` runs) both succeed; the bookkeeping table deduplicates.
 * Statements in a file are separated by ``;`` at the end of a line; ``--`` comments are allowed.
+* A migration that adds a projection the sink keeps fills it for what is already stored, once,
+  right after it is applied (``_FILLS``: 008, the context rows).
 """
 
 from __future__ import annotations
@@ -103,4 +105,17 @@ def apply_migrations(client: Client, folder: Path = MIGRATIONS_DIR) -> list[int]
         )
         log.info("clickhouse.migration.applied", extra={"version": migration.version, "migration": migration.name})
         applied.append(migration.version)
+        if migration.version in _FILLS:
+            filled = _FILLS[migration.version](client)
+            log.info("clickhouse.migration.filled", extra={"version": migration.version, "keys": filled})
     return applied
+
+
+def _fill_contexts(client: Client) -> int:
+    # the sink's rules, imported only when 008 is new (they pull in the reader)
+    from streams.sink.contexts import backfill
+
+    return backfill(client)
+
+
+_FILLS = {8: _fill_contexts}

@@ -6,9 +6,11 @@ tenants' ids. The context is assembled by the pure core (:func:`processors.conte
 from the head record, its thread metadata and the unobserved messages, so the reader and the
 processor cannot disagree about layout.
 
-Concurrent calls on one reader are coalesced (:mod:`streams.reader.coalesce`): the calls waiting
-on the same question are answered by one query per table, so an agent host serving many
-conversations from one process is not held up by per-query cost on a serialised engine.
+One lookup per call (issue 19 item 1): ``context()`` and ``status()`` read the lookup key's context
+rows (``om_contexts``, which the sink keeps current from the tables it writes) in one primary-key
+query, or from the version-checked cache when this process's sink is the only writer
+(:mod:`streams.reader.context_cache`). Concurrent calls on one reader are coalesced
+(:mod:`streams.reader.coalesce`) into one query for the whole batch.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.coalesce import Coalescer
-from streams.reader.queries import AwaitedMessage, WindowRequest
+from streams.reader.context_cache import ContextCache, KeyRows
+from streams.reader.queries import AwaitedMessage
 from streams.reader.recall import recall
-from streams.reader.resolve import ThreadView, resolve_many
+from streams.reader.resolve import ThreadView, view_of
 
 DEFAULT_WAIT_S = 5.0
 
@@ -48,17 +51,16 @@ class NotCaughtUp(TimeoutError):
 
 class Reader:
     def __init__(self, client: Client, config: OMConfig | None = None, *, poll_interval_s: float = 0.01,
-                 embedder: Embedder | None = None) -> None:
+                 embedder: Embedder | None = None, cache: ContextCache | None = None) -> None:
+        """``cache``: only where this process's sink is the rows' only writer and feeds it (the
+        embedded worker)."""
         self.client = client
         self.config = config or OMConfig()
         self.poll_interval_s = poll_interval_s
         self.embedder = embedder
-        self._views = Coalescer(functools.partial(resolve_many, client, self.config.scope))
-        self._windows = Coalescer(functools.partial(queries.unobserved_messages, client))
-        self._working_memories = Coalescer(functools.partial(queries.working_memories, client))
-        self._statuses = Coalescer(functools.partial(queries.latest_statuses, client))
-        self._caught_up = Coalescer(functools.partial(queries.caught_up, client))
-        self._resource_threads = Coalescer(functools.partial(queries.resource_threads, client))
+        self._rows = Coalescer(functools.partial(queries.context_rows, client))
+        self._cache = cache
+        self._awaited = Coalescer(functools.partial(queries.awaited, client))
 
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """The recall tool with this pipeline's retrieval settings (scope, search when configured)."""
@@ -81,60 +83,80 @@ class Reader:
         With ``wait_for_message_id``, first wait until that message and the processor's fold of it
         are materialised (read-your-writes), or raise :class:`NotCaughtUp` after ``timeout``.
         """
-        if wait_for_message_id is not None:
-            await self.wait_for(thread_id, resource_id, wait_for_message_id, timeout=timeout)
-        if self.config.scope == "resource":  # the user's thread list beside the view: all windows in one batch
-            view, threads = await asyncio.gather(self._view(thread_id, resource_id),
-                                                 self._resource_threads.load(resource_id))
+        if wait_for_message_id is not None:  # the very rows the wait saw cover the message
+            rows = await self._covering(thread_id, resource_id, wait_for_message_id, timeout)
+            view = _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
         else:
-            view, threads = await self._view(thread_id, resource_id), []
-        head = view.head
-        window = WindowRequest(resource_id, thread_id, view.key, head.version if head is not None else 0)
+            view = await self._view(thread_id, resource_id)
+        row, head = view.row, view.head
         observation = self.config.observation
         tz = head.timezone if head is not None else self.config.timezone
-        shows_others = head is not None and bool(head.active_observations.strip())
-        others = [t for t in threads if t != thread_id] if shows_others else []
-        unobserved, working_memory, *other_windows = await asyncio.gather(  # one coalesced batch of windows
-            self._windows.load(window),
-            self._working_memories.load(window) if observation.manage_working_memory else _none(),
-            *(self._windows.load(replace(window, thread_id=t)) for t in others),
-        )
+        shows_others = self.config.scope == "resource" and head is not None and bool(head.active_observations.strip())
+        others = [t for t in row.speaking_threads if t != thread_id] if shows_others else []
         context = build_context(
             head.active_observations if head is not None else "",
-            unobserved,
+            row.window(thread_id),
             now_ms if now_ms is not None else int(time.time() * 1000),
             meta=head.threads.get(thread_id) if head is not None else None,
             continuation_hints=bool(observation.continuation_hints),
             extracted_slugs=[spec.slug for spec in observation.extract if spec.include_previous_extraction],
             retrieval_instructions=self._recall_guidance(),
-            working_memory=working_memory,
+            working_memory=row.working_memory if observation.manage_working_memory else None,
             timezone=tz,
             other_conversations=other_conversations_block(
-                dict(zip(others, other_windows)), thread_id, counter_for(self.config), tz,
+                {t: row.window(t) for t in others}, thread_id, counter_for(self.config), tz,
                 obscure_ids=self.config.obscure_thread_ids) if others else "",
         )
         return replace(context, observed_through=head.last_observed_at if head is not None else None)
 
     async def status(self, thread_id: str, resource_id: str) -> StatusEvent | None:
         """The newest ``status`` event of the thread's record (token windows, buffers, generation)."""
-        view = await self._view(thread_id, resource_id)
-        return await self._statuses.load((resource_id, view.key))
+        return (await self._view(thread_id, resource_id)).row.status
 
     async def wait_for(self, thread_id: str, resource_id: str, message_id: str, *, timeout: float = DEFAULT_WAIT_S) -> None:
-        """Poll until ``message_id`` is stored and folded, with a deadline."""
-        awaited = AwaitedMessage(resource_id, thread_id, self._key(thread_id, resource_id), message_id)
+        """Poll until the processor's fold of ``message_id`` is stored and the thread's context covers
+        the message, with a deadline (:class:`NotCaughtUp` after it)."""
+        await self._covering(thread_id, resource_id, message_id, timeout)
+
+    async def _covering(self, thread_id: str, resource_id: str, message_id: str, timeout: float) -> KeyRows:
+        """The key's rows once the fold is stored and the resource's row covers the message.
+
+        The sink writes (and hands the cache) a batch's context rows before its events, so once the fold
+        is visible the row is at least that new; a row that still misses the message waits for the
+        message itself."""
+        key = self._key(thread_id, resource_id)
+        awaited = AwaitedMessage(resource_id, thread_id, key, message_id)
         deadline = time.monotonic() + timeout
-        while not await self._caught_up.load(awaited):
+        while True:
+            folded, observed_at = await self._awaited.load(awaited)
+            if folded:
+                rows = await self._key_rows(key)
+                own = rows.get(resource_id)
+                if own is not None and own.covers(message_id, observed_at):
+                    return rows
             if time.monotonic() >= deadline:
                 raise NotCaughtUp(f"the awaited message was not materialised within {timeout} s")
             await asyncio.sleep(self.poll_interval_s)
 
     def resolve(self, thread_id: str, resource_id: str) -> ThreadView:
-        """The thread's key and head for this resource, or :class:`ThreadNotFound`."""
-        return _found(resolve_many(self.client, self.config.scope, [(thread_id, resource_id)])[0], thread_id)
+        """The thread's key and context row for this resource, or :class:`ThreadNotFound`."""
+        rows = queries.context_rows(self.client, [self._key(thread_id, resource_id)])[0]
+        return _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
 
     async def _view(self, thread_id: str, resource_id: str) -> ThreadView:
-        return _found(await self._views.load((thread_id, resource_id)), thread_id)
+        rows = await self._key_rows(self._key(thread_id, resource_id))
+        return _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
+
+    async def _key_rows(self, key: str) -> KeyRows:
+        """Every resource's row of ``key``: from the cache while no newer row was written, else one query."""
+        if self._cache is not None:
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+        rows = await self._rows.load(key)
+        if self._cache is not None:
+            self._cache.put(key, rows)
+        return rows
 
     def _key(self, thread_id: str, resource_id: str) -> str:
         return lookup_key(self.config.scope, thread_id, resource_id)
@@ -151,7 +173,3 @@ def _found(view: ThreadView | None, thread_id: str) -> ThreadView:
     if view is None:
         raise ThreadNotFound(thread_id)
     return view
-
-
-async def _none() -> None:
-    return None

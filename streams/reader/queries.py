@@ -1,9 +1,12 @@
-"""The reader's SQL, one function per question, each asked for many callers at once; synchronous.
+"""The SQL behind a context, one function per question, each asked for many keys at once; synchronous.
 
-Every function takes a batch of requests and returns one answer per request, in order: concurrent
-readers are coalesced (:mod:`streams.reader.coalesce`) into one query per table, since the query
-itself, not its size, is what costs (a few ms each on the embedded engine, which runs one at a
-time). A lone call is a batch of one.
+Two askers: the sink, which after each batch assembles every touched key's context row from the
+tables it wrote (heads, unobserved windows, working memory, statuses; :mod:`streams.sink.contexts`),
+and the reader, which answers ``context()``/``status()`` from those rows in one primary-key query
+(:func:`context_rows`) and waits for read-your-writes with :func:`awaited`. Every function takes a
+batch of requests and returns one answer per request, in order: the query itself, not its size, is
+what costs (a few ms each on the embedded engine, which runs one at a time). A lone call is a batch
+of one.
 
 Rules this file keeps:
 
@@ -18,6 +21,7 @@ Rules this file keeps:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +35,9 @@ from schemas.record import ThreadMeta
 
 ResourceKey = tuple[str, str]
 """``(resource_id, lookup_key)``."""
-ResourceThread = tuple[str, str]
-"""``(resource_id, thread_id)``."""
 
 _PAIRS = "Array(Tuple(String, String))"
+_TRIPLES = "Array(Tuple(String, String, String))"
 
 _HEADS = f"""
 SELECT resource_id, lookup_key, generation, version, active_observations, observed_timezone, threads,
@@ -45,24 +48,15 @@ ORDER BY resource_id, lookup_key, generation DESC
 LIMIT 1 BY resource_id, lookup_key
 """
 
-_OWNERS = """
-SELECT DISTINCT lookup_key, resource_id FROM om_records
-WHERE lookup_key IN {keys:Array(String)}
-"""
-
-_THREADS_WITH_MESSAGES = f"""
-SELECT DISTINCT resource_id, thread_id FROM om_messages
-WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}}
-"""
-
-_RESOURCE_THREADS = """
-SELECT DISTINCT resource_id, thread_id FROM om_messages
-WHERE resource_id IN {resources:Array(String)} AND role != 'system'
+_MESSAGE_THREADS = f"""
+SELECT resource_id, thread_id, max(role != 'system') FROM om_messages
+WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}} OR resource_id IN {{resources:Array(String)}}
+GROUP BY resource_id, thread_id
 ORDER BY resource_id, thread_id
 """
 
 _LATEST_STATUSES = f"""
-SELECT resource_id, lookup_key, payload FROM om_events FINAL
+SELECT resource_id, lookup_key, at, offset, payload FROM om_events FINAL
 WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}} AND type = 'status'
 ORDER BY at DESC, offset DESC
 LIMIT 1 BY resource_id, lookup_key
@@ -108,13 +102,31 @@ SELECT resource_id, lookup_key, deleted_at FROM om_deleted_keys
 WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}}
 """
 
-_CAUGHT_UP = """
-SELECT 'folded', resource_id, lookup_key, applied_message_id FROM om_events
-WHERE (resource_id, lookup_key, applied_message_id) IN {folded:Array(Tuple(String, String, String))}
-  AND type = 'status'
+# A wait's two questions about each awaited message, in one query: is the processor's fold of it
+# stored (a status event naming it), and at which version, if any, did an observation cover it.
+# Both by primary-key prefix; whether the key's context row covers the message is the reader's check.
+_AWAITED = f"""
+SELECT 'folded', resource_id, lookup_key, applied_message_id, toUInt64(0) FROM om_events
+WHERE (resource_id, lookup_key, applied_message_id) IN {{awaited:{_TRIPLES}}} AND type = 'status'
 UNION ALL
-SELECT 'stored', resource_id, thread_id, id FROM om_messages
-WHERE (resource_id, thread_id, id) IN {stored:Array(Tuple(String, String, String))}
+SELECT 'observed', '', lookup_key, message_id, version FROM om_message_observations FINAL
+WHERE (lookup_key, message_id) IN {{observed:{_PAIRS}}}
+"""
+
+# Every resource's row of each key, newest version: one primary-key range per key.
+_CONTEXT_ROWS = """
+SELECT lookup_key, resource_id, head, working_memory, status, status_at, status_offset, windows, message_threads,
+       speaking_threads, version
+FROM om_contexts FINAL
+WHERE lookup_key IN {keys:Array(String)}
+"""
+
+# The same rows by (resource, key), as stored: the sink updates a row in place when only its status changed.
+_STORED_CONTEXT_ROWS = f"""
+SELECT lookup_key, resource_id, head, working_memory, status, status_at, status_offset, windows, message_threads,
+       speaking_threads, version
+FROM om_contexts FINAL
+WHERE (lookup_key, resource_id) IN {{keys:{_PAIRS}}}
 """
 
 
@@ -143,7 +155,7 @@ class WindowRequest:
 
 @dataclass(frozen=True)
 class AwaitedMessage:
-    """A message a caller waits to see stored and folded (read-your-writes)."""
+    """A message a caller waits to see folded and in its key's context row (read-your-writes)."""
 
     resource_id: str
     thread_id: str
@@ -151,37 +163,84 @@ class AwaitedMessage:
     message_id: str
 
 
-def heads(client: Client, keys: Sequence[ResourceKey]) -> list[Head | None]:
-    """The head generation of each ``(resource, key)``, None before the key's first snapshot."""
-    found = {(row[0], row[1]): _head(row[1:]) for row in _rows(client, _HEADS, keys=_unique(keys))}
+@dataclass(frozen=True)
+class ContextRow:
+    """One resource's context row of a key (``om_contexts``, written by the sink). The status and
+    the windows stay JSON until asked for: ``status()`` never decodes messages, and ``context()``
+    decodes only the threads it shows."""
+
+    resource_id: str
+    key: str
+    head: Head | None
+    working_memory: str | None
+    status_json: str | None
+    windows_json: str
+    message_threads: frozenset[str]
+    speaking_threads: tuple[str, ...]
+    version: int
+
+    @functools.cached_property
+    def status(self) -> StatusEvent | None:
+        return _status(self.status_json) if self.status_json is not None else None
+
+    @functools.cached_property
+    def _windows(self) -> dict[str, list[dict[str, Any]]]:
+        return orjson.loads(self.windows_json)
+
+    @functools.cached_property
+    def _decoded(self) -> dict[str, list[ChatMessage]]:
+        return {}
+
+    def window(self, thread_id: str) -> list[ChatMessage]:
+        """The thread's unobserved messages, oldest first (decoded once per row)."""
+        if thread_id not in self._decoded:
+            self._decoded[thread_id] = [ChatMessage.model_validate(m) for m in self._windows.get(thread_id, [])]
+        return self._decoded[thread_id]
+
+    def covers(self, message_id: str, observed_at: int | None) -> bool:
+        """Whether a context from this row shows the message: listed in a window, or observed at or
+        below the head's version (``observed_at``: the covering observation's version)."""
+        if observed_at is not None and self.head is not None and observed_at <= self.head.version:
+            return True
+        return any(m["id"] == message_id for window in self._windows.values() for m in window)
+
+
+def head_rows(client: Client, keys: Sequence[ResourceKey]) -> list[dict[str, Any] | None]:
+    """The head generation of each ``(resource, key)`` as JSON-ready fields, None before the key's
+    first snapshot (:func:`head_of` decodes it)."""
+    found = {(row[0], row[1]): _head_fields(row[2:]) for row in _rows(client, _HEADS, keys=_unique(keys))}
     return [found.get(key) for key in keys]
 
 
-def owned_elsewhere(client: Client, keys: Sequence[ResourceKey]) -> list[bool]:
-    """Whether another resource owns each key (a thread id belongs to one resource for life)."""
-    owners: dict[str, set[str]] = {}
-    for key, resource in _rows(client, _OWNERS, keys=_unique(key for _, key in keys)):
-        owners.setdefault(key, set()).add(resource)
-    return [bool(owners.get(key, set()) - {resource}) for resource, key in keys]
+def head_of(key: str, fields: dict[str, Any]) -> Head:
+    metas = {tid: ThreadMeta.model_validate(meta) for tid, meta in fields["threads"].items()}
+    return Head(key, fields["generation"], fields["version"], fields["active_observations"], fields["timezone"],
+                metas, fields["last_observed_at"])
 
 
-def threads_with_messages(client: Client, threads: Sequence[ResourceThread]) -> list[bool]:
-    found = {tuple(row) for row in _rows(client, _THREADS_WITH_MESSAGES, threads=_unique(threads))}
-    return [thread in found for thread in threads]
+def message_threads(client: Client, keys: Sequence[ResourceKey]) -> list[dict[str, bool]]:
+    """Each key's threads the resource has messages in (thread scope: the key's one thread;
+    resource scope: all the resource's threads), each with whether a non-system message is among them."""
+    threads = [(resource, key.split(":", 1)[1]) for resource, key in keys if key.startswith("thread:")]
+    resources = [resource for resource, key in keys if not key.startswith("thread:")]
+    found: dict[str, dict[str, bool]] = {}
+    for resource, thread, speaks in _rows(client, _MESSAGE_THREADS, threads=_unique(threads),
+                                          resources=_unique(resources)):
+        found.setdefault(resource, {})[thread] = bool(speaks)
+    answers = []
+    for resource, key in keys:
+        mine = found.get(resource, {})
+        if key.startswith("thread:"):
+            thread = key.split(":", 1)[1]
+            mine = {thread: mine[thread]} if thread in mine else {}
+        answers.append(dict(mine))
+    return answers
 
 
-def resource_threads(client: Client, resources: Sequence[str]) -> list[list[str]]:
-    """Every thread with messages under each resource (resource scope: one record, many threads)."""
-    found: dict[str, list[str]] = {}
-    for resource, thread in _rows(client, _RESOURCE_THREADS, resources=_unique(resources)):
-        found.setdefault(resource, []).append(thread)
-    return [list(found.get(resource, [])) for resource in resources]
-
-
-def unobserved_messages(client: Client, requests: Sequence[WindowRequest]) -> list[list[ChatMessage]]:
+def unobserved_rows(client: Client, requests: Sequence[WindowRequest]) -> list[list[dict[str, Any]]]:
     """Each thread's messages no observation at or below its head version covers, and no deletion
-    of its key hides, oldest first."""
-    windows: dict[WindowRequest, list[ChatMessage]] = {}
+    of its key hides, oldest first, as :class:`ChatMessage` fields (``ChatMessage.model_validate``)."""
+    windows: dict[WindowRequest, list[dict[str, Any]]] = {}
     for round_ in _rounds(requests):
         by_thread = {r.thread_id: r for r in round_}
         keys = [r.key for r in round_]
@@ -194,7 +253,7 @@ def unobserved_messages(client: Client, requests: Sequence[WindowRequest]) -> li
             request = by_thread[thread_id]
             created_at = row[2]
             if created_at > cuts.get((request.resource_id, request.key), -1):
-                windows[request].append(_message(thread_id, row))
+                windows[request].append(_message_fields(thread_id, row))
     return [list(windows[r]) for r in requests]
 
 
@@ -239,18 +298,37 @@ def working_memories(client: Client, requests: Sequence[WindowRequest]) -> list[
     return [found[r] for r in requests]
 
 
-def latest_statuses(client: Client, keys: Sequence[ResourceKey]) -> list[StatusEvent | None]:
-    found = {(resource, key): payload for resource, key, payload in _rows(client, _LATEST_STATUSES, keys=_unique(keys))}
-    return [_status(found[key]) if key in found else None for key in keys]
+def latest_status_rows(client: Client, keys: Sequence[ResourceKey]) -> list[tuple[int, int, str] | None]:
+    """Each key's newest stored status event as ``(at, offset, payload)``."""
+    found = {(resource, key): (at, offset, payload)
+             for resource, key, at, offset, payload in _rows(client, _LATEST_STATUSES, keys=_unique(keys))}
+    return [found.get(key) for key in keys]
 
 
-def caught_up(client: Client, awaited: Sequence[AwaitedMessage]) -> list[bool]:
-    """Whether each message is stored and the processor's fold of it is materialised."""
-    params = {"folded": _unique((a.resource_id, a.key, a.message_id) for a in awaited),
-              "stored": _unique((a.resource_id, a.thread_id, a.message_id) for a in awaited)}
-    seen = {tuple(row) for row in _rows(client, _CAUGHT_UP, **params)}
-    return [("folded", a.resource_id, a.key, a.message_id) in seen and ("stored", a.resource_id, a.thread_id, a.message_id) in seen
-            for a in awaited]
+def context_rows(client: Client, keys: Sequence[str]) -> list[dict[str, ContextRow]]:
+    """Every resource's context row of each lookup key, by resource id (one primary-key query)."""
+    found: dict[str, dict[str, ContextRow]] = {}
+    for row in _rows(client, _CONTEXT_ROWS, keys=_unique(keys)):
+        decoded = decode_context_row(row)
+        found.setdefault(decoded.key, {})[decoded.resource_id] = decoded
+    return [dict(found.get(key, {})) for key in keys]
+
+
+def stored_context_rows(client: Client, keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
+    """Each ``(resource, key)``'s stored row, undecoded (``CONTEXT_COLUMNS`` of the sink), or None."""
+    found = {(row[1], row[0]): list(row) for row in _rows(client, _STORED_CONTEXT_ROWS,
+                                                          keys=_unique((key, resource) for resource, key in keys))}
+    return [found.get(key) for key in keys]
+
+
+def awaited(client: Client, messages: Sequence[AwaitedMessage]) -> list[tuple[bool, int | None]]:
+    """Per message: whether the processor's fold of it is stored, and the version of the
+    observation covering it (None while none does)."""
+    rows = _rows(client, _AWAITED, awaited=_unique((a.resource_id, a.key, a.message_id) for a in messages),
+                 observed=_unique((a.key, a.message_id) for a in messages))
+    folded = {(resource, key, mid) for tag, resource, key, mid, _ in rows if tag == "folded"}
+    observed = {(key, mid): int(version) for tag, _, key, mid, version in rows if tag == "observed"}
+    return [((a.resource_id, a.key, a.message_id) in folded, observed.get((a.key, a.message_id))) for a in messages]
 
 
 def _rows(client: Client, sql: str, **parameters: Any) -> list[tuple[Any, ...]]:
@@ -262,11 +340,20 @@ def _unique(items: Any) -> list[Any]:
     return list(dict.fromkeys(items))
 
 
-def _head(row: Sequence[Any]) -> Head:
-    key, generation, version, observations, timezone, threads, last_observed_at = row
-    metas = {tid: ThreadMeta.model_validate(meta) for tid, meta in orjson.loads(threads).items()}
-    cursor = int(last_observed_at) if last_observed_at is not None else None
-    return Head(key, int(generation), int(version), observations, timezone, metas, cursor)
+def _head_fields(row: Sequence[Any]) -> dict[str, Any]:
+    generation, version, observations, timezone, threads, last_observed_at = row
+    return {"generation": int(generation), "version": int(version), "active_observations": observations,
+            "timezone": timezone, "threads": orjson.loads(threads),
+            "last_observed_at": int(last_observed_at) if last_observed_at is not None else None}
+
+
+def decode_context_row(row: Sequence[Any]) -> ContextRow:
+    """A row as selected by :func:`context_rows`, or as the sink inserts it (the same columns)."""
+    key, resource, head, working_memory, status, _, _, windows, threads, speaking, version = row
+    return ContextRow(
+        resource_id=resource, key=key, head=head_of(key, orjson.loads(head)) if head is not None else None,
+        working_memory=working_memory, status_json=status, windows_json=windows,
+        message_threads=frozenset(threads), speaking_threads=tuple(speaking), version=int(version))
 
 
 def _status(payload: str) -> StatusEvent:
@@ -275,10 +362,10 @@ def _status(payload: str) -> StatusEvent:
     return event
 
 
-def _message(thread_id: str, row: Sequence[Any]) -> ChatMessage:
+def _message_fields(thread_id: str, row: Sequence[Any]) -> dict[str, Any]:
     mid, role, created_at, parts, model, metadata, resource = row
-    return ChatMessage.model_validate({
+    return {
         "id": mid, "thread_id": thread_id, "resource_id": resource, "role": role, "created_at": created_at,
         "parts": orjson.loads(parts), "model": model,
         "metadata": orjson.loads(metadata) if metadata is not None else None,
-    })
+    }

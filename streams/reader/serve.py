@@ -20,18 +20,22 @@ from streams.embeddings import get_embedder
 from streams.om_config import load_config
 from streams.migrate import apply_migrations
 from streams.reader.api import Reader
+from streams.reader.context_cache import ContextCache
 from streams.reader.http import create_app
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None) -> web.AppRunner:
-    """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it."""
+async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None,
+                       cache: ContextCache | None = None) -> web.AppRunner:
+    """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it.
+    ``cache``: the context rows' cache, fed by this process's sink when it is the only writer (embedded)."""
     if not settings.reader_tokens:
         log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
     embedder = get_embedder(settings.embedder) if settings.embedder else None
-    app = create_app(Reader(client, config or load_config(settings), embedder=embedder), settings.reader_tokens)
+    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache)
+    app = create_app(reader, settings.reader_tokens)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, settings.reader_host, settings.reader_port).start()

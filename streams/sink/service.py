@@ -45,6 +45,7 @@ from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
+from streams.sink.contexts import Announce
 from streams.sink.rows import TABLE_ORDER, NotMaterialised, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
 from streams.topics import Topics
@@ -63,6 +64,7 @@ class SinkOptions:
     redactor: Redactor | None = None  # stored messages redacted like the Observer's input (OM_REDACT)
     indexer: Callable[[Client, list[RecordSnapshot]], int] | None = None  # recall search (OM_EMBEDDER)
     ledger: bool = False  # the results topic into the cost ledger (om_model_calls); the services turn it on
+    announce: Announce | None = None  # handed the context rows written (the embedded reader's cache)
 
 
 @dataclass
@@ -195,7 +197,8 @@ class Sink:
         delay = self.options.retry_initial_s
         while True:
             try:
-                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted])
+                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted],
+                                                          self.options.announce)
                 return
             except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
                 if await self._clickhouse_healthy() and len(converted) > 0:
@@ -221,8 +224,8 @@ class Sink:
         """ClickHouse is up but refused the batch: find the records it refuses, dead-letter them."""
         for record, rows in converted:
             try:
-                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows])
-            except Exception as error:
+                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows], self.options.announce)
+            except Exception as error:  # noqa: BLE001 - decided by the health probe below
                 if not await self._clickhouse_healthy():
                     raise
                 await self._dead_letter(record, error, "apply")
@@ -233,11 +236,11 @@ class Sink:
             present = await asyncio.to_thread(
                 self.client.command,
                 "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}",
-                parameters={"names": list(TABLE_ORDER)},
+                parameters={"names": [*TABLE_ORDER, "om_contexts"]},
             )
         except Exception:  # noqa: BLE001 - unhealthy is the answer, whatever the error
             return False
-        return int(present) == len(TABLE_ORDER)
+        return int(present) == len(TABLE_ORDER) + 1
 
     async def _paused_wait(self, seconds: float) -> None:
         """Wait while staying in the group: poll paused partitions instead of sleeping."""

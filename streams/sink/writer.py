@@ -10,6 +10,11 @@ restarts from version 1 if the thread is used again, so old rows must really go,
 (resource, key) needs no read of what to tombstone. Messages and events, which arrive on other
 topics than the deletion, are deleted up to the deletion's time only, and the reader hides older
 ones that land later (``om_deleted_keys``).
+
+After each segment's rows, the context rows of the keys they touch are recomputed from the tables
+(:mod:`streams.sink.contexts`) and inserted, and only then the segment's events: a reader that sees
+an event finds a context row at least that new. A deleted key's row goes with its other rows and is
+recomputed after the deletion.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Sequence
 from clickhouse_connect.driver.client import Client
 
 from schemas.deltas import KeyDeleted
+from streams.sink.contexts import Announce, touched, write_context_rows
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
 
 log = logging.getLogger(__name__)
@@ -38,30 +44,43 @@ _DELETE_BY_KEY = (
     "DELETE FROM om_events WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND at <= {at:Int64}",
     "DELETE FROM om_records WHERE resource_id = {resource:String} AND lookup_key = {key:String}",
     "DELETE FROM om_working_memory WHERE resource_id = {resource:String} AND lookup_key = {key:String}",
+    "DELETE FROM om_contexts WHERE lookup_key = {key:String} AND resource_id = {resource:String}",
 )
 
 
-def write_batch(client: Client, batch: Sequence[Rows]) -> int:
-    """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted."""
+def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None) -> int:
+    """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted.
+    ``announce`` is handed the context rows written (the embedded reader's cache)."""
     pending: dict[str, list[list]] = {}
+    deleted: set[tuple[str, str]] = set()
     inserted = 0
     for item in batch:
         for table, rows in item.rows.items():
             pending.setdefault(table, []).extend(rows)
         if item.deletion is not None:
-            inserted += _insert(client, pending)
+            inserted += _insert(client, pending, deleted, announce)
             pending = {}
             _delete(client, item.deletion)
-    return inserted + _insert(client, pending)
+            deleted = {(item.deletion.resource_id, item.deletion.key)}
+    return inserted + _insert(client, pending, deleted, announce)
 
 
-def _insert(client: Client, pending: dict[str, list[list]]) -> int:
+def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]],
+            announce: Announce | None) -> int:
+    """The rows in table order, then the touched keys' context rows, then the events."""
     count = 0
     for table in TABLE_ORDER:
         rows = pending.get(table)
-        if rows:
+        if rows and table != "om_events":
             client.insert(table, rows, column_names=list(COLUMNS[table]))
             count += len(rows)
+    events = pending.get("om_events", [])
+    keys, status_only = touched(pending)
+    status_only -= deleted
+    write_context_rows(client, sorted((keys | deleted) - status_only), events, announce, sorted(status_only))
+    if events:
+        client.insert("om_events", events, column_names=list(COLUMNS["om_events"]))
+        count += len(events)
     return count
 
 

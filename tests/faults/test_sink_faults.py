@@ -1,6 +1,7 @@
 """The ClickHouse sink broken on purpose: the database refusing inserts, the sink killed mid-batch.
 
-After each fault the tables must equal those an undisturbed sink writes from the same topics.
+After each fault the tables must equal those an undisturbed sink writes from the same topics —
+the context rows included, so the reader's contexts after a kill -9 and replay are the core's own.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from pathlib import Path
 import orjson
 import pytest
 
+from streams.reader import Reader
 from streams.sink import Sink, SinkOptions
 from tests.faults.conftest import FaultReport
 from tests.integration.om_pipeline import (
     FAST_SINK,
     committed_total,
+    core_context,
     database_client,
     make_topics,
     publish,
@@ -31,6 +34,7 @@ from tests.integration.om_pipeline import (
     table_dump,
     wait_committed,
 )
+from tests.unit.machine.core_driver import T0
 
 pytestmark = pytest.mark.integration
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -110,4 +114,8 @@ async def test_sink_killed_mid_batch_and_restarted_loses_and_duplicates_nothing(
     reference = database_client(clickhouse_dsn)
     await sink_until_drained(reference, kafka_bootstrap, topics, total)
     assert _dump_in_child(dsn) == repr(table_dump(reference))
-    fault.checked("a restarted sink finished the topics; every table equals an undisturbed sink's")
+    reader, now = Reader(reference, talk.config), T0 + 86_400_000
+    for thread, resource in sorted({(m.thread_id, m.resource_id) for _, m in talk.messages}):
+        assert await reader.context(thread, resource, now_ms=now) == core_context(talk, thread, now)
+    fault.checked("a restarted sink finished the topics; every table, context rows included, equals an "
+                  "undisturbed sink's, whose contexts are the core's")

@@ -12,7 +12,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -21,6 +21,7 @@ from clickhouse_connect.driver.binding import quote_identifier
 from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
+from processors.context import AgentContext, build_context
 from processors.machine import Event, decide, event_key
 from processors.machine import KeyState
 from schemas.base import WireModel
@@ -142,12 +143,26 @@ async def committed_total(bootstrap: str, group: str, topics: Topics) -> int:
     return sum(meta.offset for tp, meta in offsets.items() if tp.topic in wanted and meta.offset > 0)
 
 
+def core_context(conversation: Conversation, thread: str, now_ms: int) -> AgentContext:
+    """What the core's own context assembly gives for a thread-scope thread of the conversation."""
+    state = conversation.states[f"thread:{thread}"]
+    return replace(build_context(state.record.active_observations, list(state.window), now_ms,
+                                 meta=state.threads.get(thread), timezone=state.record.observed_timezone),
+                   observed_through=state.record.last_observed_at)
+
+
+# The context rows' version is the sink's clock at each recompute, by design never the same twice;
+# the rest of the row must be.
+_CLOCKED = {"om_contexts": " EXCEPT (version)"}
+
+
 def table_dump(client: Client) -> dict[str, list[tuple[Any, ...]]]:
     """Every om_* table's FINAL content, sorted: equal dumps mean equal tables."""
     tables = [row[0] for row in client.query(
         "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'om\\_%' "
         "AND name != 'om_schema_migrations'").result_rows]
-    return {table: sorted(client.query(f"SELECT * FROM {quote_identifier(table)} FINAL").result_rows, key=repr)
+    return {table: sorted(client.query(f"SELECT *{_CLOCKED.get(table, '')} FROM {quote_identifier(table)} FINAL")
+                          .result_rows, key=repr)
             for table in tables}
 
 

@@ -16,6 +16,7 @@ from streams.reader import NotCaughtUp, Reader, ThreadNotFound
 from tests.integration.om_pipeline import (
     REFLECTIVE,
     Conversation,
+    core_context,
     database_client,
     make_topics,
     publish,
@@ -25,13 +26,6 @@ from tests.unit.machine.core_driver import T0
 
 pytestmark = pytest.mark.integration
 NOW = T0 + 30 * 86_400_000
-
-
-def core_context(conversation: Conversation, thread: str):
-    state = conversation.states[f"thread:{thread}"]
-    return replace(build_context(state.record.active_observations, list(state.window), NOW,
-                                 meta=state.threads.get(thread), timezone=state.record.observed_timezone),
-                   observed_through=state.record.last_observed_at)
 
 
 def core_resource_context(conversation: Conversation, resource: str, thread: str):
@@ -63,7 +57,7 @@ async def test_context_equals_the_core_after_a_conversation(kafka_bootstrap, cli
     reader = Reader(client, config)
     for thread in ("ta", "tb"):
         got = await reader.context(thread, "ra", now_ms=NOW)
-        assert got == core_context(conversation, thread)
+        assert got == core_context(conversation, thread, NOW)
     status = await reader.status("ta", "ra")
     assert status is not None and status.generation == state.record.generation
     last = conversation.messages[-1][1]

@@ -173,6 +173,6 @@ async def test_one_batch_answers_one_thread_at_several_head_versions(clickhouse_
     assert head is not None and head.version > 1
     asked = [WindowRequest("r0", "t0", "thread:t0", version) for version in (0, head.version // 2, head.version)]
     asked += [WindowRequest("r1", "t1", "thread:t1", 0), WindowRequest("r0", "t1", "thread:t1", 0)]
-    one_by_one = [queries.unobserved_messages(client, [request])[0] for request in asked]
-    assert queries.unobserved_messages(client, asked) == one_by_one
+    one_by_one = [queries.unobserved_rows(client, [request])[0] for request in asked]
+    assert queries.unobserved_rows(client, asked) == one_by_one
     assert len(one_by_one[0]) > len(one_by_one[1]) > len(one_by_one[2]) and one_by_one[4] == []

@@ -11,8 +11,9 @@ import pytest
 from processors.config import OMConfig
 from streams.reader.serve import start_reader
 from streams.settings import Settings
-from tests.integration.om_pipeline import REFLECTIVE, Conversation, database_client, make_topics, publish, sink_until_drained
-from tests.integration.test_reader import core_context
+from tests.integration.om_pipeline import (REFLECTIVE, Conversation, core_context, database_client, make_topics, publish,
+                                          sink_until_drained)
+from tests.unit.machine.core_driver import T0
 
 pytestmark = pytest.mark.integration
 TOKENS = {"owner-token": ["r-owner"], "thief-token": ["r-thief"], "both-token": ["r-owner", "r-thief"]}
@@ -57,7 +58,7 @@ async def test_owner_reads_the_context_the_core_computes(service) -> None:
         async with session.get(url, headers={"Authorization": "Bearer owner-token"}) as response:
             assert response.status == 200
             body = await response.json()
-    expected = core_context(talk, "owned")
+    expected = core_context(talk, "owned", T0)
     # observation pieces carry relative dates ("3 days ago"), anchored at the request time here
     assert body["system"][:2] == expected.system[:2] and len(body["system"]) == len(expected.system)
     assert [m["id"] for m in body["messages"]] == [m.id for m in expected.messages]

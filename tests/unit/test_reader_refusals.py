@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from streams.reader import queries, resolve
+from streams.reader import Reader, ThreadNotFound, queries
 from streams.reader.http import create_app
 
 
@@ -50,22 +50,24 @@ async def test_a_resource_id_of_the_wrong_json_type_is_a_400(named: object) -> N
         await client.close()
 
 
-def test_another_resources_thread_costs_the_same_queries_as_a_missing_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-    owned_by_other = {("r-me", "thread:theirs")}
+async def test_another_resources_thread_costs_the_same_queries_as_a_missing_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    head = queries.Head("thread:theirs", 0, 3, "", "UTC", {})
+    theirs = queries.ContextRow("r-other", "thread:theirs", head, None, None, "{}", frozenset({"theirs"}), ("theirs",), 7)
 
-    def recorded(name: str, answer):
-        def query(client: Any, items: list) -> list:
-            calls.append(name)
-            return [answer(item) for item in items]
-        return query
+    def context_rows(client: Any, keys: list[str]) -> list[dict[str, queries.ContextRow]]:
+        calls.append(list(keys))
+        return [{"r-other": theirs} if key == "thread:theirs" else {} for key in keys]
 
-    monkeypatch.setattr(queries, "heads", recorded("heads", lambda _: None))
-    monkeypatch.setattr(queries, "owned_elsewhere", recorded("owned_elsewhere", lambda k: k in owned_by_other))
-    monkeypatch.setattr(queries, "threads_with_messages", recorded("threads_with_messages", lambda _: False))
+    monkeypatch.setattr(queries, "context_rows", context_rows)
+    reader = Reader(None)  # type: ignore[arg-type]
     costs = {}
     for thread in ("theirs", "missing"):
         calls.clear()
-        assert resolve.resolve_many(None, "thread", [(thread, "r-me")]) == [None]  # type: ignore[arg-type]
-        costs[thread] = list(calls)
-    assert costs["theirs"] == costs["missing"] == ["heads", "owned_elsewhere", "threads_with_messages"]
+        with pytest.raises(ThreadNotFound):
+            await reader.context(thread, "r-me")
+        with pytest.raises(ThreadNotFound):
+            await reader.status(thread, "r-me")
+        costs[thread] = len(calls)
+    assert costs["theirs"] == costs["missing"] == 2, "one row lookup per call, whoever owns the thread"
+    assert (await reader.status("theirs", "r-other")) is None, "the owner reads it"

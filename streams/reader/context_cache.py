@@ -1,0 +1,72 @@
+"""The reader's in-process cache of context rows, kept by version (issue 19 item 1).
+
+Allowed only where every write to the rows is seen: the embedded worker, whose own sink is the one
+process that can write its chDB directory. That sink hands :meth:`ContextCache.written` each batch of
+rows it inserted, after the insert: the newest version per key is recorded, and an entry held for the
+key takes the new rows (so an agent's next read after a batch still needs no query). An entry is
+served only while its version is at least the newest written for its key, and a fetched entry older
+than that is not kept, so the cache never answers with a row older than one already written — and
+``status()`` and ``context()`` read the same entry, so a context is never older than the status.
+With a ClickHouse server (other sinks write) there is no cache: every read is one query.
+
+Entries are per lookup key and hold every resource's row of it (or none): a hit costs the same
+whether the thread is the caller's, another resource's or missing, so timing tells nothing. At most
+``capacity`` keys are kept, least recently used dropped first. The sink calls from its writer thread,
+the reader from the event loop: one lock guards both.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from streams.reader.queries import ContextRow, decode_context_row
+
+KeyRows = Mapping[str, ContextRow]
+"""A lookup key's context rows by resource id."""
+
+
+class ContextCache:
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._capacity = capacity
+        self._newest: dict[str, int] = {}  # per key ever written: one int each
+        self._entries: OrderedDict[str, tuple[int, dict[str, ContextRow]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> KeyRows | None:
+        """The key's rows, unless a newer row has been written than the entry holds."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] < self._newest.get(key, 0):
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, key: str, rows: KeyRows) -> None:
+        """Keep what a query fetched, unless a newer row was written meanwhile."""
+        version = max((row.version for row in rows.values()), default=0)
+        with self._lock:
+            if version < self._newest.get(key, 0):
+                return
+            held = self._entries.get(key)
+            if held is None or held[0] <= version:
+                self._entries[key] = (version, dict(rows))
+                self._entries.move_to_end(key)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+    def written(self, rows: Sequence[Sequence[Any]]) -> None:
+        """The sink inserted these rows (``om_contexts`` columns): held entries take them."""
+        with self._lock:
+            for raw in rows:
+                key = raw[0]
+                entry = self._entries.get(key)
+                version = int(raw[-1])
+                if entry is not None and entry[0] >= self._newest.get(key, 0):  # held and current: update it
+                    row = decode_context_row(raw)
+                    self._entries[key] = (max(entry[0], version), {**entry[1], row.resource_id: row})
+                elif entry is not None:
+                    del self._entries[key]
+                self._newest[key] = max(version, self._newest.get(key, 0))

@@ -1,0 +1,167 @@
+"""The per-key context rows (``om_contexts``): after each batch, every touched key's row is recomputed.
+
+Issue 19 item 1: the reader answers ``context()`` and ``status()`` from one row per (lookup key,
+resource) fetched in one primary-key query, instead of assembling it from several queries per call.
+Rules this file keeps:
+
+* **The tables stay the source of truth.** A row is computed from what the sink has already written
+  (the head generation, each thread's unobserved window, working memory, the newest status), by the
+  same queries the reader used to run per call (:mod:`streams.reader.queries`), so a row says what
+  those queries would have said once the batch landed. Recomputing a row again (a redelivered
+  batch) writes the same content.
+* **Written before the batch's events.** The status of a row is the newest of the stored events and
+  the batch's own; the writer inserts the rows, then the events. So once an event is visible (a
+  read-your-writes wait sees the fold), the row already reflects it.
+* **Versions only grow.** ``version`` is this process's clock in ns, never repeating, so the newest
+  recompute wins the ReplacingMergeTree merge, and a reader's cache can tell a stale row
+  (:mod:`streams.reader.context_cache`). Across sink processes (server mode, after a rebalance) the
+  clocks' skew can delay a key's row by that skew at most.
+* Only what changes a context marks a key touched: messages, snapshots (observations count only up
+  to the head's version, so observation rows alone change nothing), working memory, events,
+  deletions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import orjson
+from clickhouse_connect.driver.client import Client
+
+from streams.reader import queries
+from streams.reader.queries import ResourceKey, WindowRequest
+
+CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "status_at", "status_offset",
+                   "windows", "message_threads", "speaking_threads", "version")
+_STATUS, _VERSION = 4, 10
+
+# (table, index of resource_id, index of lookup_key) of the rows that change a key's context
+_TOUCHING = {"om_messages": (0, 3), "om_records": (0, 1), "om_working_memory": (0, 1), "om_events": (0, 1),
+             "om_deleted_keys": (0, 1)}
+MAX_KEYS = 256
+_EVENT_AT, _EVENT_TYPE, _EVENT_PAYLOAD, _EVENT_OFFSET = 5, 3, 8, 9
+
+Announce = Callable[[Sequence[Sequence[Any]]], None]
+"""Handed the rows just inserted, in ``CONTEXT_COLUMNS`` order (the embedded reader's cache)."""
+
+
+class _Clock:
+    """Wall-clock ns that never repeats or goes back within the process."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            self._last = max(time.time_ns(), self._last + 1)
+            return self._last
+
+
+_CLOCK = _Clock()
+
+
+def touched(pending: Mapping[str, Sequence[Sequence[Any]]]) -> tuple[set[ResourceKey], set[ResourceKey]]:
+    """The ``(resource, key)`` pairs whose context the pending table rows change, and among them
+    those only events touch (only the status of their rows can change)."""
+    by_table = {table: {(row[resource], row[key]) for row in pending.get(table, ())}
+                for table, (resource, key) in _TOUCHING.items()}
+    keys = set().union(*by_table.values())
+    return keys, by_table["om_events"] - set().union(*(k for t, k in by_table.items() if t != "om_events"))
+
+
+def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]] = ()) -> list[list[Any]]:
+    """One ``om_contexts`` row per key from the tables as they are now; ``events`` are event rows
+    written after these rows (the batch's own), counted for the newest status."""
+    keys = sorted(set(keys))
+    if not keys:
+        return []
+    heads = queries.head_rows(client, keys)
+    threads = queries.message_threads(client, keys)
+    requests = [[WindowRequest(resource, thread, key, head["version"] if head else 0)
+                 for thread, speaks in sorted(found.items()) if speaks]
+                for (resource, key), head, found in zip(keys, heads, threads, strict=True)]
+    flat = [r for per_key in requests for r in per_key]
+    windows = dict(zip(flat, queries.unobserved_rows(client, flat) if flat else [], strict=True))
+    memories = queries.working_memories(client, [WindowRequest(resource, key, key, head["version"] if head else 0)
+                                                 for (resource, key), head in zip(keys, heads, strict=True)])
+    statuses = _newest_statuses(queries.latest_status_rows(client, keys), keys, events)
+    rows = []
+    for (resource, key), head, found, asked, memory, status in zip(keys, heads, threads, requests, memories,
+                                                                    statuses, strict=True):
+        by_thread = {r.thread_id: windows[r] for r in asked if windows[r]}
+        rows.append([key, resource, orjson.dumps(head).decode() if head else None, memory,
+                     status[2] if status else None, status[0] if status else 0, status[1] if status else 0,
+                     orjson.dumps(by_thread).decode(), sorted(found), sorted(t for t, speaks in found.items() if speaks),
+                     _CLOCK.next()])
+    return rows
+
+
+def _with_new_status(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]]
+                     ) -> tuple[list[list[Any]], list[ResourceKey]]:
+    """Rows whose only change is the status: the stored row with the newest status, and the keys
+    that have no stored row yet (those are computed in full)."""
+    stored = queries.stored_context_rows(client, keys)
+    present = [(key, row) for key, row in zip(keys, stored, strict=True) if row is not None]
+    newest = _newest_statuses([(row[_STATUS + 1], row[_STATUS + 2], row[_STATUS]) if row[_STATUS] is not None
+                               else None for _, row in present], [key for key, _ in present], events)
+    rows = []
+    for (_, row), status in zip(present, newest, strict=True):
+        if status is not None:
+            row[_STATUS], row[_STATUS + 1], row[_STATUS + 2] = status[2], status[0], status[1]
+        row[_VERSION] = _CLOCK.next()
+        rows.append(row)
+    return rows, [key for key, row in zip(keys, stored, strict=True) if row is None]
+
+
+def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]] = (),
+                       announce: Announce | None = None, status_only: Sequence[ResourceKey] = ()) -> int:
+    """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
+    travel as query parameters), and of ``status_only`` (keys only ``events`` touch: their stored
+    row with the newest status, one query); then hand them to ``announce``."""
+    rows: list[list[Any]] = []
+    full = list(keys)
+    for start in range(0, len(status_only), MAX_KEYS):
+        updated, missing = _with_new_status(client, status_only[start:start + MAX_KEYS], events)
+        rows += updated
+        full += missing
+    rows += [row for start in range(0, len(full), MAX_KEYS)
+             for row in context_rows(client, full[start:start + MAX_KEYS], events)]
+    if not rows:
+        return 0
+    client.insert("om_contexts", rows, column_names=list(CONTEXT_COLUMNS))
+    if announce is not None:
+        announce(rows)
+    return len(rows)
+
+
+_MISSING = """
+SELECT DISTINCT resource_id, lookup_key FROM (
+    SELECT resource_id, lookup_key FROM om_messages UNION ALL SELECT resource_id, lookup_key FROM om_records)
+WHERE (lookup_key, resource_id) NOT IN (SELECT lookup_key, resource_id FROM om_contexts)
+"""
+
+
+def backfill(client: Client) -> int:
+    """Rows for the keys stored before this table existed (a database upgraded in place)."""
+    missing: list[ResourceKey] = [(resource, key) for resource, key in client.query(_MISSING).result_rows]
+    write_context_rows(client, missing)
+    return len(missing)
+
+
+def _newest_statuses(stored: Sequence[tuple[int, int, str] | None], keys: Sequence[ResourceKey],
+                     events: Iterable[Sequence[Any]]) -> list[tuple[int, int, str] | None]:
+    """Per key the newest status ``(at, offset, payload)`` by (at, offset), stored or among ``events``."""
+    newest = {key: found for key, found in zip(keys, stored, strict=True) if found is not None}
+    wanted = set(keys)
+    for row in events:
+        key = (row[0], row[1])
+        if row[_EVENT_TYPE] != "status" or key not in wanted:
+            continue
+        candidate = (row[_EVENT_AT], row[_EVENT_OFFSET], row[_EVENT_PAYLOAD])
+        if key not in newest or candidate[:2] > newest[key][:2]:
+            newest[key] = candidate
+    return [newest.get(key) for key in keys]

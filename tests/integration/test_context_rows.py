@@ -1,0 +1,144 @@
+"""Issue 19 items 1 and 5: the reader's one-row context equals the core's own assembly, over the fuzz corpus.
+
+Each seed of the core's interleaving fuzz (random arrivals, answers out of order, duplicates, stale
+results, idle gaps, reflections, re-sent messages) is sunk into a fresh database as the sink would:
+the rows of every decision, written in batches of random size, each batch recomputing the touched
+keys' context rows. After every batch the reader's ``context()`` (from the row, one query) must equal
+:func:`processors.context.build_context` over the core's state at that point, and ``status()`` the
+core's newest status event — for a reader without cache and one with the version-checked cache.
+Writing the whole log again (a redelivery after a crash) changes nothing. A read-your-writes wait
+ends when the row covers the message, not merely when the processor's fold of it is stored. A
+database stored before the context rows existed gets them when migrated.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+import tests.unit.machine.fuzz_harness as harness
+from processors.config import OMConfig
+from processors.context import build_context
+from schemas.messages import ChatMessage
+from streams.reader import NotCaughtUp, Reader, ThreadNotFound
+from streams.reader.context_cache import ContextCache
+from streams.sink.contexts import backfill
+from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
+from streams.sink.writer import write_batch
+from tests.integration.om_pipeline import (
+    REFLECTIVE,
+    Conversation,
+    core_context,
+    database_client,
+)
+from tests.unit.machine.core_driver import T0
+
+pytestmark = pytest.mark.integration
+SEEDS = range(6)
+NOW = T0 + 86_400_000
+
+
+class SunkFuzz(harness.Fuzz):
+    """The fuzz, also keeping what the sink would write for each input and decision, in log order."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.rows: list[Rows] = []
+        self.status = None
+
+    def feed(self, event, label: str) -> None:
+        if isinstance(event, ChatMessage):  # the messages topic, offset = position in the log
+            self.rows.append(message_rows("thread:t", event.to_bytes(), len(self.rows)))
+        super().feed(event, label)
+
+    def sunk(self, decision) -> None:
+        self.rows.extend(delta_rows(d.model_dump_json().encode()) for d in decision.deltas)
+        for event in decision.events:
+            self.rows.append(event_rows(event.key, event.to_bytes(), len(self.rows)))
+            self.status = event if event.type == "status" else self.status
+
+
+def fuzz_context(fuzz: SunkFuzz, now_ms: int):
+    state, observation = fuzz.state, fuzz.config.observation
+    assert state is not None
+    context = build_context(state.record.active_observations, list(state.window), now_ms,
+                            meta=state.threads.get("t"), continuation_hints=bool(observation.continuation_hints),
+                            extracted_slugs=[s.slug for s in observation.extract if s.include_previous_extraction],
+                            timezone=state.record.observed_timezone)
+    return replace(context, observed_through=state.record.last_observed_at)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn, seed, monkeypatch) -> None:
+    fuzz = SunkFuzz(seed, steps=50)
+    decide = harness.decide
+    monkeypatch.setattr(harness, "decide", lambda *args: _tap(decide(*args), fuzz))
+    client = database_client(clickhouse_dsn)
+    cache = ContextCache()
+    readers = (Reader(client, fuzz.config), Reader(client, fuzz.config, cache=cache))
+    rng = random.Random(seed)
+    numbers, written, observed_states = list(range(fuzz.steps)), 0, 0
+    while numbers or fuzz.jobs:
+        if numbers:
+            take = numbers[:rng.randint(1, 6)]
+            numbers = numbers[len(take):]
+            for number in take:
+                fuzz.one_step(number)
+        else:
+            fuzz.answer(fuzz.jobs.pop(0), ok=True)
+        write_batch(client, fuzz.rows[written:], announce=cache.written)
+        written = len(fuzz.rows)
+        now = fuzz.clock + 86_400_000
+        expected = fuzz_context(fuzz, now)
+        for reader in readers:
+            assert await reader.context("t", "r", now_ms=now) == expected, f"seed {seed}, after {written} rows"
+            assert await reader.status("t", "r") == fuzz.status
+        observed_states += bool(expected.continuation) and bool(expected.messages)
+    assert observed_states >= 2, "the seed must be checked with observations and a window"
+
+    write_batch(client, fuzz.rows, announce=cache.written)  # a redelivery of everything
+    for reader in readers:
+        assert await reader.context("t", "r", now_ms=now) == expected
+
+
+def _tap(decision, fuzz: SunkFuzz):
+    fuzz.sunk(decision)
+    return decision
+
+
+async def test_a_wait_ends_only_when_the_row_covers_the_message_not_at_its_fold(clickhouse_dsn) -> None:
+    conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
+    conversation.talk(5, thread="t", resource="r")
+    *earlier, (key, last) = conversation.messages
+    client = database_client(clickhouse_dsn)
+    cache = ContextCache()
+    reader = Reader(client, conversation.config, cache=cache)
+    write_batch(client, [*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(earlier)),
+                         *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
+                         *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events))],
+                announce=cache.written)
+    assert (await reader.context("t", "r")).messages[-1].id != last.id, "the fold is stored, the message is not"
+    with pytest.raises(NotCaughtUp):
+        await reader.context("t", "r", wait_for_message_id=last.id, timeout=0.2)
+
+    write_batch(client, [message_rows(key, last.to_bytes(), len(earlier))], announce=cache.written)
+    waited = await reader.context("t", "r", wait_for_message_id=last.id, timeout=5)
+    assert waited.messages[-1].id == last.id
+    assert await reader.context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)
+
+
+async def test_a_database_from_before_the_context_rows_gets_them_when_migrated(clickhouse_dsn) -> None:
+    conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
+    conversation.talk(40, thread="t", resource="r")
+    client = database_client(clickhouse_dsn)
+    write_batch(client, [*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(conversation.messages)),
+                         *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
+                         *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events))])
+    client.command("TRUNCATE TABLE om_contexts")  # as stored before migration 008
+    with pytest.raises(ThreadNotFound):
+        await Reader(client, conversation.config).context("t", "r")
+    assert backfill(client) == 1
+    assert await Reader(client, conversation.config).context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)
+    assert backfill(client) == 0, "filled once"

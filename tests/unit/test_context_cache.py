@@ -1,0 +1,64 @@
+"""Issue 19 item 1: the reader's context-row cache never serves a row older than one written.
+
+The sink hands the cache every row it inserts; fetched rows race with those writes (a query may
+return just before or after an insert), and the cache must end up serving the newest row or none.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from streams.reader.context_cache import ContextCache
+from streams.reader.queries import decode_context_row
+
+
+def raw(version: int, resource: str = "r", observations: str = "") -> list:
+    """An ``om_contexts`` row as the sink inserts it."""
+    head = {"generation": 0, "version": version, "active_observations": observations, "timezone": "UTC",
+            "threads": {}, "last_observed_at": None}
+    return ["thread:t", resource, orjson.dumps(head).decode(), None, None, 0, 0, "{}", ["t"], ["t"], version]
+
+
+def rows(*raws: list) -> dict:
+    return {r[1]: decode_context_row(r) for r in raws}
+
+
+def test_a_written_row_updates_the_entry_an_agent_is_reading() -> None:
+    cache = ContextCache()
+    cache.put("thread:t", rows(raw(5)))
+    cache.written([raw(7, observations="new")])
+    held = cache.get("thread:t")
+    assert held is not None and held["r"].version == 7 and held["r"].head.active_observations == "new"
+
+
+def test_a_fetch_that_lost_the_race_with_a_write_is_not_kept() -> None:
+    cache = ContextCache()
+    cache.written([raw(7)])  # inserted while the query that returns version 5 was in flight
+    cache.put("thread:t", rows(raw(5)))
+    assert cache.get("thread:t") is None
+    cache.put("thread:t", rows(raw(7)))
+    assert cache.get("thread:t")["r"].version == 7
+
+
+def test_an_older_fetch_never_replaces_a_newer_entry() -> None:
+    cache = ContextCache()
+    cache.put("thread:t", rows(raw(7)))
+    cache.put("thread:t", rows(raw(5)))
+    assert cache.get("thread:t")["r"].version == 7
+
+
+def test_a_write_for_another_resource_joins_the_entry_of_the_key() -> None:
+    cache = ContextCache()
+    cache.put("thread:t", rows(raw(5)))
+    cache.written([raw(6, resource="r-other")])
+    held = cache.get("thread:t")
+    assert held is not None and set(held) == {"r", "r-other"}
+
+
+def test_the_least_recently_read_key_goes_first() -> None:
+    cache = ContextCache(capacity=2)
+    for key in ("thread:a", "thread:b"):
+        cache.put(key, {})
+    assert cache.get("thread:a") == {}
+    cache.put("thread:c", {})
+    assert cache.get("thread:b") is None and cache.get("thread:a") == {} and cache.get("thread:c") == {}
