@@ -38,6 +38,7 @@ class LocalKafkaCluster:
     home: Path
     base_port: int
     size: int = 3
+    lib: Path | None = None  # the jars; None: the single broker's beside home (<data dir>/kafka/lib)
 
     @classmethod
     def from_settings(cls, settings: Settings, size: int | None = None) -> LocalKafkaCluster:
@@ -67,7 +68,7 @@ class LocalKafkaCluster:
     def start(self, console: Console | None = None, timeout: float = 180.0) -> bool:
         """Start every node not yet running and wait for the whole cluster; False if all ran."""
         deadline = time.monotonic() + timeout
-        shared_lib = ensure_jars(self.home.parent / "kafka" / "lib", console)
+        shared_lib = ensure_jars(self.lib or self.home.parent / "kafka" / "lib", console)
         launched: list[tuple[LocalKafkaBroker, int]] = []
         try:
             for node in self.nodes:
