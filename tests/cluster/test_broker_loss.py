@@ -20,7 +20,8 @@ import pytest
 
 from streams.app import STATE_TABLE
 from streams.services.kafka_cluster import LocalKafkaCluster
-from tests.cluster.partitions import (
+from tests.cluster.helpers import (
+    SERVER_DSN,
     describe,
     partition_of,
     wait_in_sync,
@@ -45,7 +46,8 @@ async def test_the_leader_killed_mid_round_and_restarted_changes_nothing(
     kafka_cluster: LocalKafkaCluster, tmp_path: Path, fault: FaultReport
 ) -> None:
     bootstrap = kafka_cluster.bootstrap
-    workers = WorkerProcess(bootstrap, f"c{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=4)
+    workers = WorkerProcess(bootstrap, f"c{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=4,
+                            clickhouse_dsn=SERVER_DSN)
     messages = conversation(threads=2, per_thread=50)
     config = worker_config(workers)
     expected = await expected_run(messages, config)

@@ -1,4 +1,5 @@
-"""Who leads which partition of a pipeline's topics, and who is in sync: read from the cluster."""
+"""Shared by the cluster tests: who leads which partition of a pipeline's topics and who is in sync
+(read from the cluster), and the workers' storage shape."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
+SERVER_DSN = "http://127.0.0.1:8123/om"
+"""The scale-out shape: ClickHouse is a server that a separate sink and reader use, so a worker
+never opens it. These tests check the topics, so none runs (and no worker pays for chDB)."""
 
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.partitioner import murmur2
