@@ -89,12 +89,24 @@ class WorkerProcess:
 
     def _handle(self, role: str) -> WorkerHandle:
         n = len(self.handles)
-        web, reader = free_port(), free_port()
+        web, reader = self._unused_ports(2)
         env = {**self.env(), "OM_WEB_PORT": str(web), "OM_READER_PORT": str(reader),
                "OM_CLICKHOUSE_DSN": self.clickhouse_dsn or f"chdb://{self.workdir / f'clickhouse-{n}'}"}
         handle = WorkerHandle(env, self.workdir / f"worker-{n}.log", role)
         self.handles.append(handle)
         return handle
+
+    def _unused_ports(self, count: int) -> list[int]:
+        """Free ports no handle holds yet: workers started together bind theirs only later, and
+        the kernel may offer a just-released port again (two workers on one web port: the health
+        check would pass on the other's)."""
+        taken = {int(h.env[name]) for h in self.handles for name in ("OM_WEB_PORT", "OM_READER_PORT")}
+        ports: list[int] = []
+        while len(ports) < count:
+            port = free_port()
+            if port not in taken and port not in ports:
+                ports.append(port)
+        return ports
 
     def kill(self) -> None:
         for handle in self.handles:

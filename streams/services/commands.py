@@ -8,6 +8,7 @@ uses it, so for ClickHouse these commands just report the DSN and whether a quer
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import typer
@@ -16,6 +17,7 @@ from rich.console import Console
 from streams.services.errors import ServiceError
 from streams.services.kafka import LocalKafkaBroker, describe
 from streams.services.kafka_cluster import LocalKafkaCluster
+from streams.services.kafka_topics import partition_states
 from streams.settings import get_settings
 
 services_app = typer.Typer(help="Start, stop and inspect the local Kafka broker.", no_args_is_help=True)
@@ -124,7 +126,31 @@ def _cluster_status(cluster: LocalKafkaCluster) -> bool:
                           f"`om services up --brokers {cluster.size}`")
     console.print(f"    {healthy} of {cluster.size} nodes answer ({describe(cluster.size)}); "
                   f"OM_KAFKA_BOOTSTRAP={cluster.bootstrap}", soft_wrap=True)
+    if healthy:
+        _leaders(cluster)
     return healthy == cluster.size
+
+
+def _leaders(cluster: LocalKafkaCluster) -> None:
+    """Who leads the pipeline's partitions, and how many lack a replica: what to kill, and whether
+    a node that came back has caught up."""
+    prefix = get_settings().topic_prefix
+    try:
+        states = asyncio.run(partition_states(cluster.bootstrap, prefix))
+    except Exception as exc:  # noqa: BLE001 - a status line, not a failure of the status command
+        console.print(f"[yellow]![/] partition leaders of {prefix}.*: not readable ({type(exc).__name__})")
+        return
+    if not states:
+        console.print(f"    no {prefix}.* topics yet (the first `om run` creates them)")
+        return
+    led = {node.node_id: 0 for node in cluster.nodes}
+    for leader, _, _ in states.values():
+        led[leader] = led.get(leader, 0) + 1
+    short = sum(1 for _, replicas, isr in states.values() if len(isr) < len(replicas))
+    console.print(f"    {len(states)} partitions of {prefix}.*/{prefix}-*: leaders "
+                  + ", ".join(f"node {n} → {c}" for n, c in sorted(led.items()) if n >= 0)
+                  + (f", {led[-1]} without a leader" if led.get(-1) else "")
+                  + f"; {short} under-replicated", soft_wrap=True)
 
 
 def _clickhouse_status() -> bool:

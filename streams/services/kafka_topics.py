@@ -108,3 +108,20 @@ async def delete_topics(bootstrap: str, names: Iterable[str]) -> None:
                 pass
     finally:
         await admin.close()
+
+
+PartitionState = tuple[int, list[int], list[int]]  # leader, replicas, in-sync replicas
+
+
+async def partition_states(bootstrap: str, prefix: str) -> dict[tuple[str, int], PartitionState]:
+    """(topic, partition) -> (leader, replicas, isr) for the pipeline's topics and Faust's
+    (``<prefix>.*`` and ``<prefix>-*``): who leads what, and who is in sync."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    await admin.start()
+    try:
+        names = [n for n in await admin.list_topics() if n.startswith((f"{prefix}.", f"{prefix}-"))]
+        described = await admin.describe_topics(names) if names else []
+        return {(d["topic"], p["partition"]): (p["leader"], p["replicas"], p["isr"])
+                for d in described for p in d["partitions"]}
+    finally:
+        await admin.close()

@@ -13,8 +13,9 @@ SERVER_DSN = "http://127.0.0.1:8123/om"
 """The scale-out shape: ClickHouse is a server that a separate sink and reader use, so a worker
 never opens it. These tests check the topics, so none runs (and no worker pays for chDB)."""
 
-from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.partitioner import murmur2
+
+from streams.services.kafka_topics import partition_states
 
 
 def partition_of(key: str, partitions: int) -> int:
@@ -22,16 +23,7 @@ def partition_of(key: str, partitions: int) -> int:
     return (murmur2(key.encode()) & 0x7FFFFFFF) % partitions
 
 
-async def describe(bootstrap: str, prefix: str) -> dict[tuple[str, int], tuple[int, list[int], list[int]]]:
-    """(topic, partition) -> (leader, replicas, isr) for every topic named from ``prefix``."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
-    await admin.start()
-    try:
-        names = [n for n in await admin.list_topics() if n.startswith((f"{prefix}.", f"{prefix}-"))]
-        return {(d["topic"], p["partition"]): (p["leader"], p["replicas"], p["isr"])
-                for d in await admin.describe_topics(names) for p in d["partitions"]}
-    finally:
-        await admin.close()
+describe = partition_states
 
 
 async def wait_in_sync(bootstrap: str, prefix: str, node_id: int, deadline_s: float) -> float:
