@@ -48,7 +48,7 @@ async def test_the_leader_killed_mid_round_and_restarted_changes_nothing(
     bootstrap = kafka_cluster.bootstrap
     workers = WorkerProcess(bootstrap, f"c{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=4,
                             clickhouse_dsn=SERVER_DSN)
-    messages = conversation(threads=2, per_thread=50)
+    messages = conversation(threads=2, per_thread=30)
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     assert len(expected.gates["thread:t0"]) > RESTART_ROUND, "the conversation must outlast the fault"

@@ -49,7 +49,7 @@ async def test_three_workers_one_killed_lose_and_duplicate_nothing(
     bootstrap = kafka_cluster.bootstrap
     workers = WorkerProcess(bootstrap, f"w{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=12,
                             clickhouse_dsn=SERVER_DSN, extra_env={"OM_SESSION_TIMEOUT_MS": str(SESSION_MS)})
-    messages = conversation(threads=4, per_thread=40)
+    messages = conversation(threads=4, per_thread=24)
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     keys = sorted(expected.events)
