@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -44,8 +45,8 @@ def _cluster_running() -> LocalKafkaCluster | None:
 
 @services_app.command()
 def up(
-    brokers: int = typer.Option(1, "--brokers", min=1, max=9, help="Kafka nodes: 1 (the default broker) or a "
-                                "local KRaft cluster of N, replication min(N, 3)"),
+    brokers: Annotated[int, typer.Option("--brokers", min=1, max=9, help="Kafka nodes: 1 (the default broker) "
+                                         "or a local KRaft cluster of N, replication min(N, 3)")] = 1,
 ) -> None:
     """Start the local Kafka broker, or cluster (first run resolves the jars from Maven Central)."""
     if brokers > 1:
