@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import (agent_turn, agent_waiting, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
-                   reader_latency, reader_status, replay, restart, waste)
+                   reader_latency, reader_status, replay, restart, scaling, waste)
 from bench.worker import BOOTSTRAP
 from streams.services import commands
 from streams.services.kafka_health import is_healthy
@@ -53,8 +53,10 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
               lambda a: waste.main(a.waste_messages, a.model_latency_ms, a.waste_gap)),
     "turn": ("8. The agent's turn: send the user message, read the context that includes it",
              lambda a: asyncio.run(agent_turn.main(a.turn_threads, a.turns, [1, a.turn_concurrency]))),
+    "scaling": ("9. Scaling with workers: 1, 2, 3 workers on 12 partitions",
+                lambda a: asyncio.run(scaling.main(a.scaling_workers, a.scaling_threads, a.scaling_per_thread))),
 }
-NEEDS_BROKER = {"pipeline", "latency", "restart", "replay", "turn"}
+NEEDS_BROKER = {"pipeline", "latency", "restart", "replay", "turn", "scaling"}
 
 
 class _Tee(io.StringIO):
@@ -94,6 +96,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--turn-threads", type=int, default=32)
     p.add_argument("--turns", type=int, default=10)
     p.add_argument("--turn-concurrency", type=int, default=32)
+    p.add_argument("--scaling-workers", type=lambda s: [int(n) for n in s.split(",")], default=[1, 2, 3])
+    p.add_argument("--scaling-threads", type=int, default=48)
+    p.add_argument("--scaling-per-thread", type=int, default=60)
     return p.parse_args(argv)
 
 

@@ -54,6 +54,7 @@ from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.recovery import PromptTableManager
 from streams.restart import error_name, restart_in_place
+from streams.services.kafka_replication import Replication
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
 from streams.topics import Topics
@@ -71,6 +72,10 @@ def broker_urls(bootstrap: str) -> list[str]:
 
 
 def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: Any = None) -> faust.App:
+    """``settings.replication`` must be resolved (streams.worker.prepare_broker reads the cluster's):
+    Faust creates the state changelog and its leader topic with it."""
+    if settings.replication is None:
+        raise ValueError("settings.replication is unset: resolve it with streams.worker.prepare_broker first")
     state_codec.register()
     topics = Topics.for_prefix(settings.topic_prefix)
     (settings.data_dir / "faust").mkdir(parents=True, exist_ok=True)
@@ -95,6 +100,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         web_host=settings.web_host,
         web_port=settings.web_port,
         web_bind=settings.web_host,
+        producer_acks=-1,  # all in-sync replicas (at least min.insync.replicas) hold a record before it counts
         producer_linger_ms=1,
         producer_max_request_size=MAX_RECORD_BYTES,
         recovery_consistency_check=False,  # a RocksDB check; the memory store has no persisted offsets
@@ -174,7 +180,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
     changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
                           value_serializer=state_codec.CODEC_NAME, partitions=settings.partitions,
                           compacting=True, deleting=False,
-                          config={"max.message.bytes": str(MAX_RECORD_BYTES)})
+                          config={"max.message.bytes": str(MAX_RECORD_BYTES),
+                                  **Replication.for_factor(app.conf.topic_replication_factor).topic_config()})
     table = app.Table(STATE_TABLE, default=None, partitions=settings.partitions, changelog_topic=changelog)
     owners: dict[str, int] = {}
 

@@ -44,7 +44,9 @@ class Settings(BaseSettings):
     test_backend: Literal["auto", "docker", "local"] = "auto"
     web_port: int = 6066
     partitions: int = Field(default=4, ge=1, description="partitions of every om.* topic")
-    replication: int = Field(default=1, ge=1, description="replication factor of every om.* topic")
+    replication: int | None = Field(default=None, ge=1, description="replication factor of every topic the "
+                                    "pipeline creates; unset = the cluster's default.replication.factor "
+                                    "(1 on the local broker, 3 on a three-node cluster)")
     config_file: Path | None = Field(default=None, description="JSON OM config (Mastra option names)")
     llm_concurrency: int = Field(default=4, ge=1, description="Observer/Reflector calls in flight per worker")
     llm_max_retries: int = Field(default=8, ge=0, description="retries of a transient model error")

@@ -29,20 +29,23 @@ from streams.topics import Topics
 log = logging.getLogger(__name__)
 
 
-async def ensure_topics(settings: Settings) -> None:
-    """Create the pipeline's topics with the configured partitions before any producer or agent."""
+async def ensure_topics(settings: Settings) -> Settings:
+    """Create the pipeline's topics with the configured partitions before any producer or agent;
+    the settings returned carry the replication used (unset: the cluster's default), so the
+    topics Faust creates (the state changelog) get the same."""
     names = Topics.for_prefix(settings.topic_prefix).all()
-    await create_topics(settings.kafka_bootstrap, names, settings.partitions, settings.replication)
+    used = await create_topics(settings.kafka_bootstrap, names, settings.partitions, settings.replication)
+    return settings.model_copy(update={"replication": used.factor})
 
 
-async def prepare_broker(settings: Settings) -> None:
+async def prepare_broker(settings: Settings) -> Settings:
     """Topics first, then abort what a broker left hanging on them: before this worker's producers
     exist, or their first commit would carry a forgotten batch (see :mod:`streams.hanging_txns`).
 
     A failed cleanup is logged, not fatal: the worker is still correct unless a transaction
     really hangs, and then the stall guard restarts it, which runs this again. A broker not up
     yet (or restarting) delays the start instead of ending it."""
-    await start_when_reachable(lambda: ensure_topics(settings), settings.kafka_bootstrap, "worker")
+    settings = await start_when_reachable(lambda: ensure_topics(settings), settings.kafka_bootstrap, "worker")
     try:
         await abort_hanging_transactions(settings.kafka_bootstrap,
                                          (f"{settings.topic_prefix}.", f"{settings.topic_prefix}-"))
@@ -50,6 +53,7 @@ async def prepare_broker(settings: Settings) -> None:
         log.error("om.txn.cleanup_failed", extra={
             "error": repr(error), "action": "starting anyway; if consumers stall, list hanging transactions with "
                                             "kafka-transactions.sh find-hanging and abort them"})
+    return settings
 
 
 class _Worker(faust.Worker):
@@ -68,7 +72,7 @@ class _Worker(faust.Worker):
 def run_worker(role: Role = "all") -> None:
     settings, config = configured(models=role != "processor")  # or exit with one line
     logs.configure(settings.log_level)
-    asyncio.run(prepare_broker(settings))
+    settings = asyncio.run(prepare_broker(settings))
     app = build_app(settings, config, role)
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
     worker = _Worker(app, stop_deadline=StopDeadline(settings.stop_grace_s), loglevel=settings.log_level,

@@ -14,6 +14,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,10 @@ class WorkerProcess:
     partitions: int = 2
     extra_env: dict[str, str] = field(default_factory=dict)
     handles: list[WorkerHandle] = field(default_factory=list)
+    clickhouse_dsn: str = ""
+    """Empty: each worker embeds its own chDB (sink and reader in the worker). An ``http://`` DSN is
+    the scale-out shape: ClickHouse is a server that a separate sink and reader use, so the worker
+    never opens it (runs that check the topics only need no sink at all)."""
 
     def env(self) -> dict[str, str]:
         config_file = self.workdir / "om-config.json"
@@ -70,14 +75,38 @@ class WorkerProcess:
 
     def start(self, role: str = "all") -> WorkerHandle:
         """Start one more worker (each with its own ports and chDB directory)."""
+        handle = self._handle(role)
+        handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
+        return handle
+
+    def start_many(self, count: int, role: str = "all") -> list[WorkerHandle]:
+        """Start ``count`` more workers at once and wait until each answers: they join the group
+        together instead of rebalancing once per start."""
+        handles = [self._handle(role) for _ in range(count)]
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            list(pool.map(lambda h: h.start(f"http://127.0.0.1:{h.env['OM_WEB_PORT']}/"), handles))
+        return handles
+
+    def _handle(self, role: str) -> WorkerHandle:
         n = len(self.handles)
-        web, reader = free_port(), free_port()
+        web, reader = self._unused_ports(2)
         env = {**self.env(), "OM_WEB_PORT": str(web), "OM_READER_PORT": str(reader),
-               "OM_CLICKHOUSE_DSN": f"chdb://{self.workdir / f'clickhouse-{n}'}"}
+               "OM_CLICKHOUSE_DSN": self.clickhouse_dsn or f"chdb://{self.workdir / f'clickhouse-{n}'}"}
         handle = WorkerHandle(env, self.workdir / f"worker-{n}.log", role)
-        handle.start(f"http://127.0.0.1:{web}/")
         self.handles.append(handle)
         return handle
+
+    def _unused_ports(self, count: int) -> list[int]:
+        """Free ports no handle holds yet: workers started together bind theirs only later, and
+        the kernel may offer a just-released port again (two workers on one web port: the health
+        check would pass on the other's)."""
+        taken = {int(h.env[name]) for h in self.handles for name in ("OM_WEB_PORT", "OM_READER_PORT")}
+        ports: list[int] = []
+        while len(ports) < count:
+            port = free_port()
+            if port not in taken and port not in ports:
+                ports.append(port)
+        return ports
 
     def kill(self) -> None:
         for handle in self.handles:

@@ -1,5 +1,8 @@
 """The local Apache Kafka broker: one KRaft node (broker + controller) as a plain JVM process.
 
+A node of a local cluster (streams/services/kafka_cluster.py) is the same class with its own
+``node_id``, the cluster's voter list and node count; the config differs only in those values.
+
 Layout under its home directory (``<data dir>/kafka`` by default; all git-ignored)::
 
     lib/                 the broker's jars, resolved once from Maven Central (kafka_jars.py)
@@ -20,6 +23,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -27,6 +31,7 @@ from streams.services import process
 from streams.services.errors import ServiceError
 from streams.services.kafka_health import is_healthy, port_accepts, wait_healthy
 from streams.services.kafka_jars import DEPLOY_DIR, ensure_jars, kafka_version
+from streams.services.kafka_replication import Replication
 from streams.settings import Settings
 
 # Fixed, so a data directory formatted on one run is accepted by every later run.
@@ -45,10 +50,14 @@ class BrokerStatus:
 
 @dataclass(frozen=True)
 class LocalKafkaBroker:
-    """A broker listening on 127.0.0.1:``port``, its controller on ``port + 1``."""
+    """A broker listening on 127.0.0.1:``port``, its controller on ``port + 1``; alone unless
+    ``voters`` names the controllers of a ``nodes``-node cluster it belongs to."""
 
     home: Path
     port: int = 19092
+    node_id: int = 1
+    voters: str = ""
+    nodes: int = 1
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LocalKafkaBroker:
@@ -84,10 +93,22 @@ class LocalKafkaBroker:
     def start(self, console: Console | None = None, timeout: float = 120.0) -> bool:
         """Start the broker and wait until it answers; False if ours was already running."""
         deadline = time.monotonic() + timeout
+        pid = self.launch(console)
+        if pid is None:
+            return False
+        self.wait_started(pid, deadline, timeout)
+        return True
+
+    def launch(self, console: Console | None = None, deadline: float | None = None) -> int | None:
+        """Spawn the JVM without waiting for it to answer; None if ours already runs and answers.
+
+        A cluster node cannot answer before a quorum of its peers runs, so a cluster launches
+        every node first and then waits (streams/services/kafka_cluster.py)."""
         pid = process.running_pid(self.pid_file, self._marker)
         if pid is not None:
-            if wait_healthy(self.bootstrap, deadline, lambda: process.is_running(pid, self._marker)):
-                return False
+            if wait_healthy(self.bootstrap, deadline or time.monotonic() + 120.0,
+                            lambda: process.is_running(pid, self._marker)):
+                return None
             raise ServiceError(
                 f"Kafka broker pid {pid} runs but does not answer on {self.bootstrap}; see {self.log_file}, "
                 "then run `om services down` and `om services up`"
@@ -103,15 +124,22 @@ class LocalKafkaBroker:
         ensure_jars(self.home / "lib", console)
         self._render_config()
         self._format_storage(java)
-        pid = process.spawn(self._command(java), cwd=self.home, output=self.home / "broker.out", pid_file=self.pid_file)
+        return process.spawn(self._command(java), cwd=self.home, output=self.home / "broker.out", pid_file=self.pid_file)
+
+    def wait_started(self, pid: int, deadline: float, timeout: float) -> None:
+        """Wait until the launched ``pid`` answers; stop it and raise with its output if it does not."""
         if wait_healthy(self.bootstrap, deadline, lambda: process.is_running(pid, self._marker)):
-            return True
+            return
         alive = process.is_running(pid, self._marker)
         process.stop(self.pid_file, self._marker)
         raise ServiceError(
             f"Kafka {'did not answer within %.0f s' % timeout if alive else 'exited while starting'}:\n"
             f"{self._output_tail()}\nSee {self.home / 'broker.out'} and {self.log_file}."
         )
+
+    def kill(self) -> bool:
+        """kill -9 of the broker recorded in the pid file (fault tests); False if none ran."""
+        return process.kill(self.pid_file, self._marker)
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Stop the broker recorded in the pid file (SIGTERM, then SIGKILL); False if none ran."""
@@ -133,7 +161,8 @@ class LocalKafkaBroker:
 
     def _render_config(self) -> None:
         (self.home / "logs").mkdir(parents=True, exist_ok=True)
-        self.config_file.write_text(render_properties(self.port, self.port + 1, self.home / "data"))
+        self.config_file.write_text(render_properties(self.port, self.port + 1, self.home / "data", node_id=self.node_id,
+                                                      voters=self.voters, nodes=self.nodes))
 
     def _format_storage(self, java: str) -> None:
         """Format KRaft storage on first start only; later starts reuse data/ as it is."""
@@ -162,16 +191,21 @@ class LocalKafkaBroker:
         return "(no output)"
 
 
-def render_properties(port: int, controller_port: int, log_dir: Path | str) -> str:
-    """The broker config from deploy/local/kafka/server.properties with its placeholders filled."""
+def render_properties(port: int, controller_port: int, log_dir: Path | str, *, node_id: int = 1, voters: str = "",
+                      nodes: int = 1) -> str:
+    """The broker config from deploy/local/kafka/server.properties with its placeholders filled:
+    a lone node votes for itself; replication follows the node count."""
     template = string.Template((DEPLOY_DIR / "server.properties").read_text())
-    return template.substitute(port=port, controller_port=controller_port, log_dir=log_dir)
+    replication = Replication.for_nodes(nodes)
+    return template.substitute(port=port, controller_port=controller_port, log_dir=log_dir, node_id=node_id,
+                               voters=voters or f"{node_id}@127.0.0.1:{controller_port}",
+                               replication=replication.factor, min_insync=replication.min_insync)
 
 
-def broker_properties(port: int, controller_port: int, log_dir: Path | str) -> dict[str, str]:
+def broker_properties(port: int, controller_port: int, log_dir: Path | str, **node: Any) -> dict[str, str]:
     """The same config as key/value pairs, e.g. to configure the official Docker image by env."""
     pairs = {}
-    for line in render_properties(port, controller_port, log_dir).splitlines():
+    for line in render_properties(port, controller_port, log_dir, **node).splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             key, _, value = line.partition("=")
@@ -179,6 +213,10 @@ def broker_properties(port: int, controller_port: int, log_dir: Path | str) -> d
     return pairs
 
 
-def describe() -> str:
+def describe(nodes: int = 1) -> str:
     """One line for status output: which broker distribution the local backend runs."""
-    return f"Apache Kafka {kafka_version()} (KRaft, single node)"
+    if nodes == 1:
+        return f"Apache Kafka {kafka_version()} (KRaft, single node)"
+    replication = Replication.for_nodes(nodes)
+    return (f"Apache Kafka {kafka_version()} (KRaft, {nodes} nodes, replication {replication.factor}, "
+            f"min.insync.replicas {replication.min_insync})")

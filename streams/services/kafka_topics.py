@@ -1,7 +1,10 @@
 """Creating and deleting topics through the Kafka admin API (never by auto-creation).
 
 Auto-created topics get the broker's default partition count; every topic the project relies on
-is created explicitly so its partition count is a decision, not an accident.
+is created explicitly so its partition count is a decision, not an accident. Replication left
+unset (``None``) is the cluster's own ``default.replication.factor``, read from a live broker, so a
+worker creates replicated topics on a cluster and single-copy ones on the local broker from the
+same settings; ``min.insync.replicas`` follows it (streams/services/kafka_replication.py).
 """
 
 from __future__ import annotations
@@ -10,39 +13,75 @@ import asyncio
 from collections.abc import Iterable
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import (
+    KafkaError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
+
+from streams.services.kafka_replication import Replication
+
+DEFAULT_REPLICATION = "default.replication.factor"
 
 
 async def create_topics(
     bootstrap: str,
     names: Iterable[str],
     partitions: int = 1,
-    replication: int = 1,
+    replication: int | None = 1,
     timeout: float = 30.0,
-) -> None:
+) -> Replication:
     """Create each topic that does not exist yet, and return once every one is described.
 
     A freshly created topic takes a moment to reach the metadata every broker serves (KRaft
     propagates it asynchronously); callers that produce or describe right away need it there.
+    Returns the replication used (``None``: the cluster's default), for the topics Faust creates.
     """
     wanted = list(names)
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
+        policy = Replication.for_factor(replication if replication is not None else await cluster_replication(admin))
         existing = set(await admin.list_topics())
         missing = [
-            NewTopic(n, num_partitions=partitions, replication_factor=replication)
+            NewTopic(n, num_partitions=partitions, replication_factor=policy.factor, topic_configs=policy.topic_config())
             for n in wanted
             if n not in existing
         ]
         if missing:
             try:
-                await admin.create_topics(missing)
+                _raise_refusal(await admin.create_topics(missing))
             except TopicAlreadyExistsError:
                 pass  # created concurrently by another client: the outcome we wanted
         await _until_described(admin, wanted, timeout)
+        return policy
     finally:
         await admin.close()
+
+
+async def cluster_replication(admin: AIOKafkaAdminClient) -> int:
+    """The ``default.replication.factor`` of the first live broker that answers."""
+    error: Exception | None = None
+    for broker in (await admin.describe_cluster())["brokers"]:
+        resource = ConfigResource(ConfigResourceType.BROKER, str(broker["node_id"]), {DEFAULT_REPLICATION: None})
+        try:
+            [response] = await admin.describe_configs([resource])
+        except (KafkaError, OSError) as refused:
+            error = refused
+            continue
+        for entry in response.to_object()["resources"][0]["config_entries"]:
+            if entry["config_names"] == DEFAULT_REPLICATION:
+                return int(entry["config_value"])
+    raise KafkaError(f"no broker told its {DEFAULT_REPLICATION}: {error!r}")
+
+
+def _raise_refusal(response: object) -> None:
+    """aiokafka returns a refused creation as a response; e.g. replication 3 with a node missing."""
+    for name, code, *message in getattr(response, "topic_errors", []):
+        if code and code != TopicAlreadyExistsError.errno:
+            raise for_code(code)(f"creating topic {name}: {' '.join(map(str, message))}")
 
 
 async def _until_described(admin: AIOKafkaAdminClient, names: list[str], timeout: float) -> None:
@@ -67,5 +106,22 @@ async def delete_topics(bootstrap: str, names: Iterable[str]) -> None:
                 await admin.delete_topics(present)
             except UnknownTopicOrPartitionError:
                 pass
+    finally:
+        await admin.close()
+
+
+PartitionState = tuple[int, list[int], list[int]]  # leader, replicas, in-sync replicas
+
+
+async def partition_states(bootstrap: str, prefix: str) -> dict[tuple[str, int], PartitionState]:
+    """(topic, partition) -> (leader, replicas, isr) for the pipeline's topics and Faust's
+    (``<prefix>.*`` and ``<prefix>-*``): who leads what, and who is in sync."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    await admin.start()
+    try:
+        names = [n for n in await admin.list_topics() if n.startswith((f"{prefix}.", f"{prefix}-"))]
+        described = await admin.describe_topics(names) if names else []
+        return {(d["topic"], p["partition"]): (p["leader"], p["replicas"], p["isr"])
+                for d in described for p in d["partitions"]}
     finally:
         await admin.close()

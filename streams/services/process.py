@@ -68,6 +68,17 @@ def stop(pid_file: Path, marker: str, *, timeout: float = 30.0) -> bool:
     return True
 
 
+def kill(pid_file: Path, marker: str, *, timeout: float = 10.0) -> bool:
+    """SIGKILL the recorded pid at once (no shutdown hooks: a crash), wait for exit; False if none ran."""
+    pid = running_pid(pid_file, marker)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGKILL)
+    _wait_exit(pid, marker, timeout)
+    pid_file.unlink(missing_ok=True)
+    return True
+
+
 def _wait_exit(pid: int, marker: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -45,3 +45,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(report.test)
         for line in report.lines:
             terminalreporter.write_line(f"  {line}")
+    _REPORTS.clear()  # tests/cluster/conftest.py registers this hook too: one section, not two

@@ -15,7 +15,7 @@ from streams.settings import Settings
 
 
 def test_the_worker_web_port_serves_no_table_or_router_views(tmp_path: Path) -> None:
-    app = build_app(Settings(data_dir=tmp_path, topic_prefix="webtest"), OMConfig(), "llm", llm=object())
+    app = build_app(Settings(data_dir=tmp_path, topic_prefix="webtest", replication=1), OMConfig(), "llm", llm=object())
     mounted = {prefix: str(blueprint) for prefix, blueprint in app.web._enabled_blueprints()}
     assert "/table" not in mounted and "/router" not in mounted and "/graph" not in mounted
     assert mounted[""] == "faust.web.apps.production_index:blueprint", "the health page stays"

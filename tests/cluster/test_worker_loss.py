@@ -1,0 +1,109 @@
+"""Three workers share 12 partitions on the three-node cluster; the one owning most of the
+conversation's partitions is killed -9 with a round in flight. Its partitions move to the two
+survivors, nothing is lost or duplicated, and processing resumes within a bound, reported beside
+issue 20's 2 s recovery target. Who owns what is read from each worker's ``/metrics``
+(``om_consumer_lag`` lists the input partitions its consumer reads).
+
+Not here yet (issue 21 asks for it): a second worker stopped gracefully (SIGTERM) a round later.
+Tried in this shape, it failed in 2 runs of 2: the last worker never emitted the next cycle of a
+thread whose partition the stopped worker had taken over from the killed one a second before its
+stop, although that round's messages were consumed and committed (see the branch's report).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from streams.services.kafka_cluster import LocalKafkaCluster
+from streams.services.worker_process import WorkerHandle
+from tests.cluster.helpers import SERVER_DSN, partition_of
+from tests.faults.conftest import FaultReport
+from tests.faults.test_worker_kill import CONFIG, Logs, check_as_undisturbed
+from tests.integration.pipeline import (
+    WorkerProcess,
+    conversation,
+    expected_run,
+    gated_conversation,
+    worker_config,
+)
+
+pytestmark = pytest.mark.integration
+
+KILL_ROUND = 2
+SESSION_MS = 10_000  # the default: three workers on a busy 2-core machine miss 6 s heartbeats and rebalance in a loop
+RESUME_BOUND_S = 60.0  # the session timeout + Faust's table recovery (~10 s, issue 20) + a busy machine
+OWNED = re.compile(r'om_consumer_lag\{(?=[^}]*topic="messages")[^}]*partition="(\d+)"')
+
+
+async def test_three_workers_one_killed_lose_and_duplicate_nothing(
+    kafka_cluster: LocalKafkaCluster, tmp_path: Path, fault: FaultReport
+) -> None:
+    bootstrap = kafka_cluster.bootstrap
+    workers = WorkerProcess(bootstrap, f"w{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=12,
+                            clickhouse_dsn=SERVER_DSN, extra_env={"OM_SESSION_TIMEOUT_MS": str(SESSION_MS)})
+    messages = conversation(threads=4, per_thread=24)
+    config = worker_config(workers)
+    expected = await expected_run(messages, config)
+    keys = sorted(expected.events)
+    key_partitions = {partition_of(key, workers.partitions) for key in keys}
+    assert len(expected.gates["thread:t0"]) > KILL_ROUND + 1, "the conversation must outlast the fault"
+    gone: dict[str, WorkerHandle] = {}
+    resumed: list[str] = []
+    try:
+        await asyncio.to_thread(workers.start_many, 3)
+        assert len({h.env["OM_WEB_PORT"] for h in workers.handles}) == 3
+        async with Logs(bootstrap, workers) as logs:
+            marks: dict[str, float] = {}
+
+            async def lose_a_worker(round_number: int) -> None:
+                if round_number == KILL_ROUND:
+                    victim, owned = await busiest(workers, key_partitions, exclude=gone.values())
+                    victim.kill()
+                    marks["kill"] = time.monotonic()
+                    gone["killed"] = victim
+                    fault.broke(f"kill -9 of worker {workers.handles.index(victim)} (of 3), owner of the "
+                                f"conversation's partitions {sorted(owned)}, with round {round_number} in flight")
+                elif round_number == KILL_ROUND + 1:
+                    resumed.append(f"{time.monotonic() - marks['kill']:.1f} s after the kill")
+
+            await gated_conversation(bootstrap, logs.topics.messages, logs.events, expected, messages, config,
+                                     after_produce=lose_a_worker)
+            assert len(resumed) == 1, "the fault happened"
+            survivors = [h for h in workers.handles if h not in gone.values()]
+            assert all(h.proc is not None and h.proc.poll() is None for h in survivors), "a survivor died"
+            owned = set().union(*[await asyncio.to_thread(owned_partitions, h) for h in survivors])
+            assert key_partitions <= owned, f"the survivors read {sorted(owned)}, not all of {sorted(key_partitions)}"
+            fault.checked(f"the partitions moved: the two survivors now read all of {sorted(key_partitions)}; "
+                          f"the round in flight completed {resumed[0]} (bound {RESUME_BOUND_S:.0f} s; "
+                          "issue 20's target: 2 s)")
+            assert float(resumed[0].split()[0]) < RESUME_BOUND_S, f"processing resumed only {resumed[0]}"
+            await check_as_undisturbed(logs, expected, messages, fault)
+    finally:
+        workers.stop()
+
+
+async def busiest(workers: WorkerProcess, key_partitions: set[int],
+                  exclude: Iterable[WorkerHandle]) -> tuple[WorkerHandle, set[int]]:
+    """The live worker reading the most of the conversation's partitions, and those partitions."""
+    gone = list(exclude)
+    alive = [h for h in workers.handles if h not in gone and h.proc is not None and h.proc.poll() is None]
+    owned = [(await asyncio.to_thread(owned_partitions, h)) & key_partitions for h in alive]
+    most = max(range(len(alive)), key=lambda i: len(owned[i]))
+    assert owned[most], f"no live worker reads any of {sorted(key_partitions)} yet"
+    return alive[most], owned[most]
+
+
+def owned_partitions(handle: WorkerHandle) -> set[int]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/metrics", timeout=10) as page:
+        return {int(p) for p in OWNED.findall(page.read().decode())}
+
+
+
