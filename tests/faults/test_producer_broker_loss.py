@@ -3,8 +3,8 @@ thousand messages; every message is on the messages topic exactly once, the call
 took longer, and aiokafka's flood about the dead broker reached the log as two WARNINGs (down, back).
 
 The test runs its own single broker (private_broker: free ports, the session's jars), so killing
-it breaks nothing else. The three-broker cluster of the issue (leader elections, NotEnoughReplicas
-with min.insync.replicas 2) is not built yet; the unit tests cover those errors' handling.
+it breaks nothing else. The three-broker cluster of the issue (a leader election, min.insync.replicas
+2) is tests/cluster/test_producer_loss.py.
 """
 
 from __future__ import annotations
