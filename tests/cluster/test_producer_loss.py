@@ -74,3 +74,61 @@ async def test_send_many_rides_through_the_messages_leader_killed_and_restarted(
     finally:
         if killed:  # the next cluster test needs all three (start does nothing for a running node)
             await asyncio.to_thread(kafka_cluster.node(killed[0]).start)
+
+
+async def test_om_replay_rides_through_the_messages_leader_killed_mid_replay(
+    kafka_cluster: LocalKafkaCluster, tmp_path: Path, fault: FaultReport
+) -> None:
+    """The issue's first symptom: ``om replay`` died on its first try with a NodeNotReadyError
+    traceback right after a kill. The real command, a node killed -9 while it produces."""
+    import os
+    import subprocess
+    import sys
+
+    import orjson
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    run = uuid.uuid4().hex[:8]
+    settings = await ensure_topics(Settings(kafka_bootstrap=kafka_cluster.bootstrap, topic_prefix=f"rloss{run}",
+                                            partitions=2, data_dir=tmp_path))
+    topic = Topics.for_prefix(settings.topic_prefix).messages
+    source = tmp_path / "history.jsonl"
+    total = 3_000
+    source.write_bytes(b"\n".join(orjson.dumps(m) for batch in range(total // PER_BATCH)
+                                  for m in messages(batch, run)) + b"\n")
+    env = {**os.environ, "OM_KAFKA_BOOTSTRAP": kafka_cluster.bootstrap, "OM_TOPIC_PREFIX": settings.topic_prefix,
+           "OM_PARTITIONS": "2", "OM_DATA_DIR": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "streams.cli", "replay", str(source), "--rate", "400", "--batch", "100"]
+    replaying = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed: list[int] = []
+    watcher = AIOKafkaConsumer(bootstrap_servers=kafka_cluster.bootstrap, group_id=None)
+    await watcher.start()
+    try:
+        partitions = [TopicPartition(topic, p) for p in range(2)]
+
+        async def on_topic() -> int:
+            return sum((await watcher.end_offsets(partitions)).values())
+
+        began = time.monotonic()
+        while await on_topic() < 600:
+            assert replaying.poll() is None, "the replay ended before the kill"
+            assert time.monotonic() - began < 60, "the replay did not get going"
+            await asyncio.sleep(0.05)
+        leader = (await describe(kafka_cluster.bootstrap, settings.topic_prefix))[(topic, 0)][0]
+        assert kafka_cluster.node(leader).kill(), f"node {leader} was not running"
+        killed.append(leader)
+        fault.broke(f"kill -9 of node {leader}, leader of messages[0], with {await on_topic()} of {total:,} "
+                    "messages replayed")
+    finally:
+        await watcher.stop()
+    try:
+        out, err = await asyncio.to_thread(replaying.communicate, timeout=180)
+        text = out.decode(errors="replace") + err.decode(errors="replace")
+        assert replaying.returncode == 0, f"om replay exited {replaying.returncode}:\n{text[-2000:]}"
+        assert "Traceback" not in text
+        ids = await ids_on_topic(kafka_cluster.bootstrap, topic, total)
+        assert len(ids) == len(set(ids)) == total, f"{len(ids)} records, {len(set(ids))} distinct, {total} sent"
+        fault.checked(f"om replay finished on its first run (exit 0, no traceback); all {total:,} messages on the "
+                      "topic exactly once")
+    finally:
+        await asyncio.to_thread(kafka_cluster.node(killed[0]).start)
