@@ -23,7 +23,7 @@ from streams.topics import Topics
 from streams.worker import ensure_topics
 from tests.cluster.helpers import describe, wait_in_sync
 from tests.faults.conftest import FaultReport
-from tests.faults.test_producer_broker_loss import PER_BATCH, ids_on_topic, messages, wait_until
+from tests.faults.test_producer_broker_loss import PER_BATCH, ids_on_topic, messages, send_batches, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -43,12 +43,7 @@ async def test_send_many_rides_through_the_messages_leader_killed_and_restarted(
     killed: list[int] = []
     try:
         async with OMClient(settings, scope="thread", report=lines.append) as client:
-            async def send_all() -> None:
-                for batch in range(BATCHES):
-                    await client.send_many(messages(batch, run))
-                    acknowledged.append(batch)
-
-            sending = asyncio.create_task(send_all())
+            sending = send_batches(client, run, BATCHES, acknowledged)
             await wait_until(lambda: len(acknowledged) >= 2 or sending.done(), 60, "two batches acknowledged")
             assert not sending.done(), "everything was sent before the leader could be killed"
             leader = (await describe(kafka_cluster.bootstrap, settings.topic_prefix))[(topic, 0)][0]

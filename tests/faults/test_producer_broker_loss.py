@@ -62,6 +62,16 @@ def messages(batch: int, run: str) -> list[dict]:
             for n in range(PER_BATCH)]
 
 
+def send_batches(client: OMClient, run: str, batches: int, acknowledged: list[int]) -> asyncio.Task:
+    """``batches`` send_many calls in turn, each batch number appended once acknowledged."""
+    async def send_all() -> None:
+        for batch in range(batches):
+            await client.send_many(messages(batch, run))
+            acknowledged.append(batch)
+
+    return asyncio.create_task(send_all())
+
+
 async def wait_until(condition, deadline_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + deadline_s
     while not condition():
@@ -106,12 +116,7 @@ async def test_send_many_rides_through_a_killed_and_restarted_broker(
     killed_at: list[int] = []
     try:
         async with OMClient(settings, scope="thread", report=lines.append) as client:
-            async def send_all() -> None:
-                for batch in range(BATCHES):
-                    await client.send_many(messages(batch, run))
-                    acknowledged.append(batch)
-
-            sending = asyncio.create_task(send_all())
+            sending = send_batches(client, run, BATCHES, acknowledged)
             await wait_until(lambda: len(acknowledged) >= 3 or sending.done(), 60, "three batches acknowledged")
             assert not sending.done(), "everything was sent before the broker could be killed"
             pid = process.running_pid(own_broker.pid_file, str(own_broker.config_file))

@@ -21,14 +21,21 @@ def fail_every_job(d: Driver) -> int:
     return failed
 
 
-def test_three_failed_cycles_latch_the_observer_until_the_retry_and_a_success_lifts_it() -> None:
-    d = Driver(config(buffer_tokens=False))
+def fail_until_latched(d: Driver) -> tuple[int, int, int]:
+    """Messages a minute apart, every Observer job failed, until the latch engages: (next time,
+    next message number, jobs failed)."""
     at, failed, i = T0, 0, 0
     while not d.events("observation-latched"):
         d.feed(message(f"m{i}", at))
         failed += fail_every_job(d)
         at, i = at + MINUTE, i + 1
         assert i < 200, "the latch never engaged"
+    return at, i, failed
+
+
+def test_three_failed_cycles_latch_the_observer_until_the_retry_and_a_success_lifts_it() -> None:
+    d = Driver(config(buffer_tokens=False))
+    at, i, failed = fail_until_latched(d)
     (latched,) = d.events("observation-latched")
     assert failed == 3 and latched.failures == 3 and latched.retry_at == at - MINUTE + RETRY_MS
     assert latched.error
@@ -50,11 +57,7 @@ def test_three_failed_cycles_latch_the_observer_until_the_retry_and_a_success_li
 
 def test_a_failed_retry_latches_again_with_another_event() -> None:
     d = Driver(config(buffer_tokens=False))
-    at, i = T0, 0
-    while not d.events("observation-latched"):
-        d.feed(message(f"m{i}", at))
-        fail_every_job(d)
-        at, i = at + MINUTE, i + 1
+    at, _, _ = fail_until_latched(d)
     retry_at = d.events("observation-latched")[0].retry_at
     d.feed(message("late-try", retry_at + 1))
     assert fail_every_job(d) == 1
@@ -64,11 +67,7 @@ def test_a_failed_retry_latches_again_with_another_event() -> None:
 
 def test_a_config_override_lifts_the_latch_at_once() -> None:
     d = Driver(config(buffer_tokens=False))
-    at, i = T0, 0
-    while not d.events("observation-latched"):
-        d.feed(message(f"m{i}", at))
-        fail_every_job(d)
-        at, i = at + MINUTE, i + 1
+    at, _, _ = fail_until_latched(d)
     d.feed(ConfigOverride(thread_id="t1", resource_id="r1", at=at, config={"observation": {"message_tokens": 3000}}))
     d.feed(message("after-resume", at + 1))
     assert d.jobs, "the operator's resume did not let the Observer try again"
