@@ -45,7 +45,7 @@ from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
-from streams import embedded, fetch_wait, metrics, state_codec
+from streams import commit_offsets, embedded, fetch_wait, metrics, state_codec
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
@@ -149,8 +149,9 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
     processor batch, or an LLM result whose job is not yet acked (the new owner re-runs the job).
 
     The consumer is wrapped at the first assignment: only then is it the worker's transactional
-    consumer, and nothing is in flight before it. Once a stop abandoned model calls, nothing
-    commits any more (streams/call_shutdown.py)."""
+    consumer, and nothing is in flight before it. Its committable-offset rule is replaced there
+    too (streams/commit_offsets.py: never past a job still running). Once a stop abandoned model
+    calls, nothing commits any more (streams/call_shutdown.py)."""
 
     @app.on_partitions_assigned.connect
     async def fence_every_commit(app: faust.App, assigned: set, **_: Any) -> None:
@@ -166,6 +167,7 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
                 return await unfenced(*args, **kwargs)
 
         consumer.commit = fenced_commit  # type: ignore[method-assign]
+        commit_offsets.install(consumer)
         consumer._om_fenced = True  # type: ignore[attr-defined]
 
     @app.timer(interval=settings.commit_interval_ms / 1000, on_leader=False)
@@ -267,9 +269,11 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
                         out: dict[str, faust.TopicT], llm: Any, fence: asyncio.Lock,
                         shutdown: CallShutdown) -> None:
     """The model call runs outside the fence (it may take minutes); its result and the job's ack go
-    inside it, so no commit can take the result without the job's offset — else a crash between the
-    two re-runs a job whose result was already delivered. A call the stop signal abandons is acked
-    with no result, under commits that are off for good: its job is re-run after the restart."""
+    inside it, so no commit takes one without the other — except behind a slower job of the same
+    partition, whose offset the commit may not pass (streams/commit_offsets.py): the result then
+    commits first, and a crash re-runs the job, whose repeated result the processor drops by cycle
+    id. A call the stop signal abandons is acked with no result, under commits that are off for
+    good: its job is re-run after the restart."""
     counter = counter_for(config)
     hooks = load_hooks(settings)  # at start: a bad import path fails the worker, not a cycle
     log.info("om.hooks.loaded", extra={slot: [h.path for h in named] for slot, named in hooks.slots.items()})

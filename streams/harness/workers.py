@@ -136,6 +136,7 @@ class EventLog:
     def __init__(self, bootstrap: str, topic: str, decoder: Callable[[bytes], Any] = decode_event) -> None:
         self.bootstrap, self.topic, self.decoder = bootstrap, topic, decoder
         self.by_key: dict[str, list[Any]] = defaultdict(list)
+        self.arrivals: list[tuple[str, Any]] = []  # (key, decoded value) across keys, as read
         self._task: asyncio.Task | None = None
 
     async def __aenter__(self) -> EventLog:
@@ -156,7 +157,9 @@ class EventLog:
         while True:
             for records in (await self._consumer.getmany(timeout_ms=50)).values():
                 for record in records:
-                    self.by_key[record.key.decode()].append(self.decoder(record.value))
+                    key, value = record.key.decode(), self.decoder(record.value)
+                    self.by_key[key].append(value)
+                    self.arrivals.append((key, value))
 
     def signatures(self, key: str) -> list[Signature]:
         return [signature(e) for e in self.by_key[key] if e.type != "status"]

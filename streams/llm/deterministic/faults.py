@@ -8,6 +8,8 @@ through litellm: ``om-deterministic/observer?latency_ms=200&fail=429&times=2``.
   (answer with a looping text), ``empty`` (answer with an empty ``<observations>`` block) or
   ``malformed`` (an answer cut off mid-line: an unclosed block, a stray closing tag, a broken section).
 * ``times`` — only the first N calls under this exact model name misbehave (default: all).
+* ``slow_match`` — only calls whose prompt contains this text wait ``latency_ms`` (default: all):
+  one thread's call hangs while the others answer, so jobs finish out of order.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ class FaultPlan:
     latency_ms: float = 0.0
     fail: str | None = None
     times: int | None = None
+    slow_match: str | None = None
+
+    def wait_s(self, prompt_texts: list[str]) -> float:
+        """How long a call with this prompt waits before answering."""
+        if not self.latency_ms or (self.slow_match is not None and not any(self.slow_match in t for t in prompt_texts)):
+            return 0.0
+        return self.latency_ms / 1000
 
 
 def parse_model(model: str, extra: dict[str, Any] | None = None) -> FaultPlan:
@@ -36,7 +45,8 @@ def parse_model(model: str, extra: dict[str, Any] | None = None) -> FaultPlan:
     if fail is not None and fail not in FAIL_KINDS:
         raise ValueError(f"unknown fail kind {fail!r}; expected one of {sorted(FAIL_KINDS)}")
     times = int(options["times"]) if options.get("times") not in (None, "") else None
-    return FaultPlan(role=role, latency_ms=float(options.get("latency_ms", 0) or 0), fail=fail, times=times)
+    return FaultPlan(role=role, latency_ms=float(options.get("latency_ms", 0) or 0), fail=fail, times=times,
+                     slow_match=options.get("slow_match") or None)
 
 
 class FaultCounter:

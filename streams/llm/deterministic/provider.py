@@ -40,8 +40,7 @@ class DeterministicModel(CustomLLM):
         logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any,
     ) -> ModelResponse:
         plan, text = self._prepare(model, messages, optional_params or {})
-        if plan.latency_ms:
-            time.sleep(plan.latency_ms / 1000)
+        time.sleep(plan.wait_s([_text(m) for m in messages]))
         return _response(model_response, text, messages)
 
     async def acompletion(  # type: ignore[override]
@@ -50,8 +49,7 @@ class DeterministicModel(CustomLLM):
         logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any,
     ) -> ModelResponse:
         plan, text = self._prepare(model, messages, optional_params or {})
-        if plan.latency_ms:
-            await asyncio.sleep(plan.latency_ms / 1000)
+        await asyncio.sleep(plan.wait_s([_text(m) for m in messages]))
         return _response(model_response, text, messages)
 
     def _prepare(self, model: str, messages: list, optional_params: dict[str, Any]) -> tuple[FaultPlan, str]:

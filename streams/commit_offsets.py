@@ -1,0 +1,69 @@
+"""Which input offsets a commit takes: never past a record still being worked on, and a slow job
+holds back only its own offset, not the results of the jobs behind it.
+
+Faust (faust-streaming 0.15.3, ``Consumer._new_offset``) commits the end of the first run of
+consecutive acknowledged offsets, with the gaps it saw between fetched records (transaction
+markers) counted as acknowledged. Its only check that the run starts at the committed position
+lets one offset through (a marker may sit there), and is skipped altogether while the committed
+position is unknown or 0 — a fresh partition, and every partition during a rebalance, since
+Faust forgets committed positions when partitions are revoked. The Observer/Reflector agent runs
+several jobs of a partition at once (``OM_LLM_CONCURRENCY``) and they finish out of order, so a
+later job's ack committed the offset past an earlier job still calling its model. Killed, or its
+partition moved, the worker never delivered that job's result and the next owner started after
+it: the thread's cycle stayed in flight for ever (tests/faults/test_out_of_order_jobs.py).
+
+The rule here, per partition with acknowledgements pending:
+
+* The offset committed is one past the highest acknowledged offset, but never past the lowest
+  offset a stream has taken and not acknowledged. Records reach a partition's streams in offset
+  order, so every delivered offset below that bound is acknowledged, and an offset between two
+  acknowledged ones that was never delivered is no record a read_committed consumer returns (a
+  marker, an aborted record).
+* When a slow job holds the bound where it was, the partition is committed at that same offset
+  once for each new acknowledgement behind it: its transaction — the faster jobs' results — then
+  commits instead of waiting for the slow call (minutes, with a real model). Those jobs run again
+  if the worker dies before the slow one ends; the processor drops their repeated results by
+  cycle id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from faust.types import TP
+
+
+def install(consumer: Any) -> None:
+    """Replace Faust's committable-offset rule (``_filter_committable_offsets``) on ``consumer``."""
+    held: dict[TP, tuple[int, ...]] = {}
+    consumer._filter_committable_offsets = lambda tps: committable(consumer, tps, held)
+
+
+def committable(consumer: Any, tps: Iterable[TP], held: dict[TP, tuple[int, ...]]) -> dict[TP, int]:
+    """The offset to commit for each of ``tps`` that needs a commit; drops the acknowledgements it
+    covers. ``held``: per partition, the acknowledgements already committed behind a held bound."""
+    offsets: dict[TP, int] = {}
+    for tp in tps:
+        acked: list[int] = consumer._acked[tp]
+        if not acked:
+            continue
+        bound = max(acked) + 1
+        taken = [m.offset for m in list(consumer._unacked_messages) if m.tp == tp and not m.acked]
+        if taken:
+            bound = min(bound, min(taken))
+        committed = consumer._committed_offset[tp]
+        if committed is not None:
+            bound = max(bound, committed)
+        behind = tuple(sorted(offset for offset in acked if offset >= bound))
+        if len(behind) == len(acked) and held.get(tp) == behind:
+            continue  # nothing new since this bound was last committed
+        covered = [offset for offset in acked if offset < bound]
+        acked[:] = list(behind)
+        consumer._acked_index[tp].difference_update(covered)
+        gaps = consumer._gap.get(tp)
+        if gaps:
+            gaps.chop(0, bound)
+        held[tp] = behind
+        offsets[tp] = bound
+    return offsets
