@@ -19,6 +19,11 @@ The rule here, per partition with acknowledgements pending:
   order, so every delivered offset below that bound is acknowledged, and an offset between two
   acknowledged ones that was never delivered is no record a read_committed consumer returns (a
   marker, an aborted record).
+* A record a stream skipped unread — taken while the flow was off for a rebalance, or fetched in
+  the previous generation (``faust/streams.py``: ``value = skipped_value``) — is acknowledged by
+  Faust all the same, so the next commit passed it and the record was never processed. Such a
+  record was never tracked as taken; its acknowledgement is not recorded here, and the partition,
+  sought back to its committed offset after the rebalance, reads it again.
 * When a slow job holds the bound where it was, the partition is committed at that same offset
   once for each new acknowledgement behind it: its transaction — the faster jobs' results — then
   commits instead of waiting for the slow call (minutes, with a real model). Those jobs run again
@@ -28,16 +33,30 @@ The rule here, per partition with acknowledgements pending:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 from faust.types import TP
 
+log = logging.getLogger(__name__)
+
 
 def install(consumer: Any) -> None:
-    """Replace Faust's committable-offset rule (``_filter_committable_offsets``) on ``consumer``."""
+    """Replace Faust's committable-offset rule (``_filter_committable_offsets``) on ``consumer``,
+    and keep acknowledgements of records no stream processed out of it."""
     held: dict[TP, tuple[int, ...]] = {}
     consumer._filter_committable_offsets = lambda tps: committable(consumer, tps, held)
+    faust_ack = consumer.ack
+
+    def ack(message: Any) -> bool:
+        if not message.tracked and consumer.app.topics.acks_enabled_for(message.topic):
+            log.info("om.consumer.skipped_not_acked", extra={"topic": message.topic, "partition": message.partition,
+                                                            "offset": message.offset})
+            return False
+        return faust_ack(message)
+
+    consumer.ack = ack
 
 
 def committable(consumer: Any, tps: Iterable[TP], held: dict[TP, tuple[int, ...]]) -> dict[TP, int]:

@@ -83,3 +83,32 @@ def test_install_replaces_fausts_rule_on_the_consumer() -> None:
     consumer = Consumer(committed=10, acked=[12], taken=[10], gaps=((11, 12),))
     install(consumer)
     assert consumer._filter_committable_offsets([JOBS]) == {JOBS: 10}  # type: ignore[attr-defined]
+
+
+def test_a_record_a_stream_skipped_unread_is_not_acknowledged() -> None:
+    """Faust's stream acks what it skips while the flow is off for a rebalance (or from the last
+    generation); recorded, that ack let the next commit pass a record nobody processed."""
+    recorded: list[int] = []
+
+    class Topics:
+        def acks_enabled_for(self, topic: str) -> bool:
+            return True
+
+    class App:
+        topics = Topics()
+
+    consumer = Consumer(committed=10, acked=[], taken=[])
+    consumer.app = App()  # type: ignore[attr-defined]
+    consumer.ack = lambda message: recorded.append(message.offset) or True  # type: ignore[attr-defined]
+    install(consumer)
+
+    @dataclass
+    class Message:
+        offset: int
+        tracked: bool
+        topic: str = "jobs"
+        partition: int = 0
+
+    assert consumer.ack(Message(10, tracked=False)) is False  # type: ignore[attr-defined]
+    assert consumer.ack(Message(11, tracked=True)) is True  # type: ignore[attr-defined]
+    assert recorded == [11]
