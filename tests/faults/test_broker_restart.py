@@ -39,7 +39,7 @@ async def test_a_broker_restart_mid_stream_changes_nothing(
 ) -> None:
     bootstrap = own_broker.bootstrap
     workers = WorkerProcess(bootstrap, f"b{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=2)
-    messages = conversation(threads=2, per_thread=60)
+    messages = conversation(threads=2, per_thread=30)  # rounds after the restart at round 3
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     workers.start()

@@ -132,10 +132,10 @@ def _snapshots(logs: Logs, key: str) -> list[RecordSnapshot]:
 async def test_kill_9_during_a_buffering_cycle_changes_nothing(
     workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
 ) -> None:
-    workers.model = SLOW_MODEL
-    messages = conversation(threads=1, per_thread=70)
-    config = worker_config(workers)
+    messages = conversation(threads=1, per_thread=36)  # the first cycle buffers at message 6
+    config = worker_config(workers)  # the fast model's: the same answers, and the expected run needs no waits
     expected = await expected_run(messages, config)
+    workers.model = SLOW_MODEL
     assert any(s[0] == "buffering-start" for s in expected.events["thread:t0"])
     workers.start()
     killed = []
@@ -165,7 +165,7 @@ async def test_kill_9_during_a_buffering_cycle_changes_nothing(
 async def test_kill_9_during_an_activation_changes_nothing(
     workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
 ) -> None:
-    messages = conversation(threads=1, per_thread=70)
+    messages = conversation(threads=1, per_thread=40)  # the first activation comes at message 24
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     events, gates = expected.events["thread:t0"], expected.gates["thread:t0"]
@@ -215,10 +215,10 @@ async def forge_forgotten_event(bootstrap: str, workers: WorkerProcess, logs: Lo
 async def test_kill_9_during_a_reflection_changes_nothing(
     workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
 ) -> None:
-    workers.model = SLOW_MODEL  # reflector calls are slow too
-    messages = conversation(threads=1, per_thread=90)
-    config = worker_config(workers)
+    messages = conversation(threads=1, per_thread=40)  # the first reflection begins at message 24
+    config = worker_config(workers)  # the fast model's: the same answers, and the expected run needs no waits
     expected = await expected_run(messages, config)
+    workers.model = SLOW_MODEL  # reflector calls are slow too
     events = expected.events["thread:t0"]
     gates = expected.gates["thread:t0"]
     starts = [i for i, s in enumerate(events) if s[2] == "reflection" and s[0].endswith("-start")]
@@ -249,7 +249,7 @@ async def test_kill_9_during_a_reflection_changes_nothing(
 async def test_a_second_worker_joining_mid_stream_loses_and_duplicates_nothing(
     workers: WorkerProcess, kafka_bootstrap: str, fault: FaultReport
 ) -> None:
-    messages = conversation(threads=4, per_thread=80)
+    messages = conversation(threads=4, per_thread=40)  # a dozen rounds after the join at round 2
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     workers.start()

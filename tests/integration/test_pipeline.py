@@ -29,8 +29,8 @@ def worker(kafka_bootstrap: str, tmp_path: Path):
     process.stop()
 
 
-async def test_500_messages_yield_the_core_sequence(worker: WorkerProcess, kafka_bootstrap: str) -> None:
-    messages = conversation(threads=1, per_thread=500)
+async def test_250_messages_yield_the_core_sequence(worker: WorkerProcess, kafka_bootstrap: str) -> None:
+    messages = conversation(threads=1, per_thread=250)  # every kind of cycle, 62 gates
     config = worker_config(worker)
     expected = await expected_run(messages, config)
     kinds = {s[0] for s in expected.events["thread:t0"]}
