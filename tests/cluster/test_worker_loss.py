@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from streams.harness.partition_dump import describe_partition
 from streams.services.kafka_cluster import LocalKafkaCluster
 from streams.services.worker_process import WorkerHandle
 from tests.cluster.helpers import SERVER_DSN, partition_of
@@ -74,8 +75,12 @@ async def test_three_workers_one_killed_lose_and_duplicate_nothing(
                 elif round_number == KILL_ROUND + 1:
                     resumed.append(f"{time.monotonic() - marks['kill']:.1f} s after the kill")
 
-            await gated_conversation(bootstrap, logs.topics.messages, logs.events, expected, messages, config,
-                                     after_produce=lose_a_worker)
+            try:
+                await gated_conversation(bootstrap, logs.topics.messages, logs.events, expected, messages, config,
+                                         after_produce=lose_a_worker)
+            except AssertionError as error:  # the brokers are gone once CI reports it: show the partitions now
+                raise AssertionError("\n".join([str(error), *[await _described(bootstrap, workers.prefix, p)
+                                                            for p in sorted(key_partitions)]])) from None
             assert len(resumed) == 1, "the fault happened"
             survivors = [h for h in workers.handles if h not in gone.values()]
             assert all(h.proc is not None and h.proc.poll() is None for h in survivors), "a survivor died"
@@ -99,6 +104,13 @@ async def busiest(workers: WorkerProcess, key_partitions: set[int],
     most = max(range(len(alive)), key=lambda i: len(owned[i]))
     assert owned[most], f"no live worker reads any of {sorted(key_partitions)} yet"
     return alive[most], owned[most]
+
+
+async def _described(bootstrap: str, prefix: str, partition: int) -> str:
+    try:
+        return await describe_partition(bootstrap, prefix, partition)
+    except Exception as error:  # noqa: BLE001 - the dump must never hide the failure it explains
+        return f"partition {partition}: not described ({error!r})"
 
 
 def owned_partitions(handle: WorkerHandle) -> set[int]:
