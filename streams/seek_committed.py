@@ -2,16 +2,18 @@
 start when it has none.
 
 Faust (faust-streaming 0.15.3, ``Recovery._resume_streams``) resumes the input partitions, then
-seeks them to their committed offsets, and only then resumes the flow of records to the agents.
-Records fetched in between are dropped (the flow is off) while the fetch position moves past
-them; the seek puts it back. But aiokafka's ``seek_to_committed`` seeks only partitions whose
-committed offset is above 0: a partition never committed (a new topic, a thread's first job)
-kept the moved position, and the dropped records were never read in that generation — seen on
-the three-node cluster as a thread's Observer job no worker ran until the next rebalance, and as
-messages whose offsets a later commit passed with no effect ever produced.
+seeks them to their committed offsets: the seek is what makes a partition's records, fetched
+around a rebalance and not all processed, be read again. But aiokafka's ``seek_to_committed``
+seeks only partitions whose committed offset is above 0, so a partition never committed (a new
+topic, a thread's first job) kept whatever position its fetches had reached. Seen on the
+three-node cluster, before this: a thread's first Observer job, on a jobs partition never
+committed, that no worker ran until the next rebalance (3 runs of 13 under load; how the record
+got past the stream unprocessed was not pinned down — streams/commit_offsets.py closes one way).
 
 The rule: a partition with no committed offset (or 0) is sought to its beginning, which is what
-``consumer_auto_offset_reset="earliest"`` means for it; the others as aiokafka does.
+``consumer_auto_offset_reset="earliest"`` means for it; the others as aiokafka does. A record
+already processed there is read again, and dropped as a duplicate by the processor (or re-run, for
+a job: its result is then a duplicate too).
 """
 
 from __future__ import annotations
