@@ -9,7 +9,6 @@ answered as soon as any partition in it has data, so a shorter wait costs only i
 
 Rule kept: everything else about the consumer is Faust's; only the one number changes, set on the
 aiokafka consumer before it starts (aiokafka reads it when it builds its fetcher in ``start``).
-The consumer thread installed here also carries streams/seek_committed.py.
 """
 
 from __future__ import annotations
@@ -19,10 +18,8 @@ from typing import Any
 import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
-from streams.seek_committed import SeekEveryPartition
 
-
-class _ConsumerThread(SeekEveryPartition, faust_aiokafka.AIOKafkaConsumerThread):
+class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
         consumer._fetch_max_wait_ms = transport.fetch_max_wait_ms
