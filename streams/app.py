@@ -14,6 +14,8 @@ Guarantees:
   broker before the batch is acknowledged; a refused send, or any error escaping a batch, restarts
   the worker in place (streams/restart.py) so the open transaction never commits. What the fold
   sends fits the broker's record limit (streams/fold.py), so a refusal is transient, not a loop.
+* Nothing fetched is dropped unread: Faust's flow control and offset rules are corrected where
+  they lost records around rebalances (streams/flow_resume.py, streams/commit_offsets.py).
 * One owner per lookup key: every topic is keyed by the lookup key and has the same partition
   count, so a key's messages, control events, results and state changelog share a partition number.
 * A worker whose acknowledged processor input stays uncommitted while the broker answers (a
@@ -45,7 +47,7 @@ from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
-from streams import commit_offsets, embedded, fetch_wait, metrics, state_codec
+from streams import commit_offsets, embedded, fetch_wait, flow_resume, metrics, state_codec
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
@@ -110,6 +112,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     )
 
     fetch_wait.install(app, settings.fetch_max_wait_ms)
+    flow_resume.install(app)
 
     def topic(name: str) -> faust.TopicT:
         return app.topic(name, key_serializer="raw", value_serializer="raw", partitions=settings.partitions)
