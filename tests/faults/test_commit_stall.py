@@ -27,7 +27,7 @@ async def test_a_worker_whose_commits_stall_restarts_itself_and_changes_nothing(
 ) -> None:
     workers = WorkerProcess(kafka_bootstrap, f"s{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=2,
                             extra_env={"OM_STALL_COMMITS": "1", "OM_COMMIT_STALL_S": "4"})
-    messages = conversation(threads=2, per_thread=30)
+    messages = conversation(threads=2, per_thread=16)  # the stall comes with the first outputs
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     handle = workers.start()

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 async def test_a_worker_started_before_its_broker_waits_for_it(tmp_path: Path, fault: FaultReport) -> None:
     broker = private_broker(tmp_path)
     workers = WorkerProcess(broker.bootstrap, f"l{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=1)
-    messages = conversation(threads=1, per_thread=40)
+    messages = conversation(threads=1, per_thread=16)  # the fault is over before the first message
     config = worker_config(workers)
     expected = await expected_run(messages, config)
     starting = asyncio.create_task(asyncio.to_thread(workers.start))  # returns once its web server answers

@@ -92,7 +92,7 @@ FAILING = [("429", "rate limit"), ("500", "server error"), ("503", "overload"), 
 
 
 async def _run_with_a_broken_model(kafka_bootstrap: str, tmp_path: Path, kind: str, done: str) -> list:
-    """60 messages against a model that always answers ``kind``; the thread's events once a ``done``
+    """30 messages against a model that always answers ``kind``; the thread's events once a ``done``
     event came and every message was applied."""
     worker = WorkerProcess(kafka_bootstrap, f"f{uuid.uuid4().hex[:8]}",
                            {"observation": {"messageTokens": 1500}}, tmp_path,
@@ -101,7 +101,7 @@ async def _run_with_a_broken_model(kafka_bootstrap: str, tmp_path: Path, kind: s
     worker.start()
     try:
         topics = Topics.for_prefix(worker.prefix)
-        messages = conversation(threads=1, per_thread=60)
+        messages = conversation(threads=1, per_thread=30)
         async with EventLog(kafka_bootstrap, topics.events) as log:
             await produce(kafka_bootstrap, topics.messages, [("thread:t0", m.to_bytes()) for m in messages])
             await wait_applied(log, "thread:t0", messages[-1].id)
