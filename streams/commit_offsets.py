@@ -63,14 +63,15 @@ def committable(consumer: Any, tps: Iterable[TP], held: dict[TP, tuple[int, ...]
     """The offset to commit for each of ``tps`` that needs a commit; drops the acknowledgements it
     covers. ``held``: per partition, the acknowledgements already committed behind a held bound."""
     offsets: dict[TP, int] = {}
+    lowest_taken: dict[TP, int] = {}  # one pass over what the streams hold, not one per partition
+    for message in list(consumer._unacked_messages):
+        if not message.acked and message.offset < lowest_taken.get(message.tp, message.offset + 1):
+            lowest_taken[message.tp] = message.offset
     for tp in tps:
         acked: list[int] = consumer._acked[tp]
         if not acked:
             continue
-        bound = max(acked) + 1
-        taken = [m.offset for m in list(consumer._unacked_messages) if m.tp == tp and not m.acked]
-        if taken:
-            bound = min(bound, min(taken))
+        bound = min(max(acked) + 1, lowest_taken.get(tp, max(acked) + 1))
         committed = consumer._committed_offset[tp]
         if committed is not None:
             bound = max(bound, committed)

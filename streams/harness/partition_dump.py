@@ -15,16 +15,15 @@ import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
+from streams.app import STATE_TABLE
 from streams.topics import Topics
-
-STATE_CHANGELOG = "{app}-om-state-changelog"
 
 
 async def describe_partition(bootstrap: str, prefix: str, partition: int, *, app: str | None = None) -> str:
     app = app or f"{prefix}-worker"
     topics = Topics.for_prefix(prefix)
     names = [topics.messages, topics.control, topics.results, topics.jobs, topics.events,
-             STATE_CHANGELOG.format(app=app)]
+             f"{app}-{STATE_TABLE}-changelog"]  # as streams/app.py names it
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
