@@ -9,6 +9,7 @@ passed by the group's offset unprocessed.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
@@ -17,6 +18,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from streams.app import STATE_TABLE
 from streams.topics import Topics
+
+READ_DEADLINE_S = 20.0
 
 
 async def describe_partition(bootstrap: str, prefix: str, partition: int, *, app: str | None = None) -> str:
@@ -33,33 +36,39 @@ async def describe_partition(bootstrap: str, prefix: str, partition: int, *, app
     lines = [f"partition {partition} (group {app}):"]
     for name in names:
         tp = TopicPartition(name, partition)
-        committed_records, end = await _read(bootstrap, tp, "read_committed")
-        records, _ = await _read(bootstrap, tp, "read_uncommitted")
+        committed_records, end, reached = await _read(bootstrap, tp, "read_committed")
+        records, _, read = await _read(bootstrap, tp, "read_uncommitted")
         seen = {offset for offset, _, _ in committed_records}
         offset = group.get(tp)
+        unread = "" if min(reached, read) >= end else f" (read only to {read}, committed only to {reached})"
         lines.append(f"  {name.rsplit('.', 2)[-2] if name != names[-1] else 'changelog'}: "
-                     f"committed {offset.offset if offset else None}, end {end}")
+                     f"committed {offset.offset if offset else None}, end {end}{unread}")
         for at, key, value in records:
-            lines.append(f"    {at:>4} {'   ' if at in seen else 'ABT'} {key} {_summary(value)}")
+            mark = "   " if at in seen else "ABT" if at < reached else "?  "
+            lines.append(f"    {at:>4} {mark} {key} {_summary(value)}")
     return "\n".join(lines)
 
 
-async def _read(bootstrap: str, tp: TopicPartition, level: str) -> tuple[list[tuple[int, str, Any]], int]:
+async def _read(bootstrap: str, tp: TopicPartition, level: str,
+                deadline_s: float = READ_DEADLINE_S) -> tuple[list[tuple[int, str, Any]], int, int]:
+    """The records of ``tp`` at ``level``, its end offset, and the position the read reached: a
+    cluster whose leaders move answers fetches late, and a record not read is not an aborted one."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                isolation_level=level, fetch_max_wait_ms=50)
+                                isolation_level=level, fetch_max_wait_ms=50,
+                                auto_offset_reset="earliest")  # seek_to_beginning alone may lose to "latest"
     await consumer.start()
     try:
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]
         await consumer.seek_to_beginning(tp)
         out: list[tuple[int, str, Any]] = []
-        for _ in range(40):
+        position, stop_at = 0, time.monotonic() + deadline_s
+        while position < end and time.monotonic() < stop_at:
             batch = await consumer.getmany(tp, timeout_ms=250)
             for record in batch.get(tp, []):
                 out.append((record.offset, (record.key or b"").decode(errors="replace"), record.value))
-            if await consumer.position(tp) >= end:
-                break
-        return out, end
+            position = await consumer.position(tp)
+        return out, end, position
     finally:
         await consumer.stop()
 
