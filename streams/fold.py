@@ -30,7 +30,7 @@ from processors.machine import Decision, Event, KeyState, decide, event_key
 from schemas.base import SchemaError, decode
 from schemas.control import decode_control
 from schemas.dlq import DeadLetter
-from schemas.jobs import decode_result
+from schemas.jobs import ObserveResult, ReflectResult, decode_result
 from schemas.messages import ChatMessage
 from streams.job_size import fit_job, too_big_result
 from streams.restart import error_name
@@ -116,6 +116,10 @@ class BatchFolder:
         if record.key.decode(errors="replace") != key:
             raise SchemaError("key", f"record keyed {record.key!r} belongs to lookup key {key!r}; "
                                      "produce it with its lookup key so it reaches the right owner")
+        if key not in states and isinstance(event, (ObserveResult, ReflectResult)):
+            # dropped: legitimately after the key was deleted, a lost state otherwise; never silent
+            log.warning("om.fold.result_without_state", extra={"partition": record.partition, "offset": record.offset,
+                                                               "cycle_id": event.cycle_id})
         decision = decide(states.get(key), event, self.config)
         if decision.rejection is not None:
             raise _Rejected(decision.rejection.field, decision.rejection.reason)

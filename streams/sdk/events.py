@@ -79,7 +79,9 @@ class EventStream:
 
     async def _connect(self) -> AIOKafkaConsumer:
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False,
-                                    isolation_level="read_committed", fetch_max_wait_ms=50)
+                                    isolation_level="read_committed", fetch_max_wait_ms=50,
+                                    # a seek_to_beginning can lose to a reset to the default "latest" in flight
+                                    auto_offset_reset="earliest" if self.since == "beginning" else "latest")
         try:
             await consumer.start()
             await self._assign(consumer)

@@ -218,7 +218,7 @@ async def test_mastra_sqlite_replay_yields_the_same_threads_and_messages_and_twi
 async def produced_ids(settings: Settings, topic: str, prefix: str) -> list[str]:
     """Every record on the messages topic whose id starts with ``prefix``, read to the end."""
     consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None,
-                                isolation_level="read_committed", enable_auto_commit=False)
+                                isolation_level="read_committed", enable_auto_commit=False, auto_offset_reset="earliest")
     await consumer.start()
     try:
         partitions = await topic_partitions(settings.kafka_bootstrap, topic)

@@ -13,6 +13,7 @@ from processors.config import OMConfig
 from schemas.base import decode
 from schemas.control import ThreadDeleted
 from schemas.dlq import DeadLetter
+from schemas.jobs import ObserveResult
 from schemas.messages import ChatMessage, TextPart
 from streams.fold import MAX_LEAD_MS, BatchFolder, InputRecord
 from streams.topics import Topics
@@ -71,3 +72,13 @@ def test_a_record_without_a_key_is_refused() -> None:
     result, states = _fold(InputRecord(TOPICS.messages, 0, 1, None, _message("m", NOW), NOW))
     (letter,) = _letters(result)
     assert letter.field == "key" and states == {}
+
+
+def test_a_result_for_a_key_without_state_is_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    result = ObserveResult(cycle_id="buffer-obs-1", key="thread:t1", generation=0, ok=True, started_at=NOW,
+                           completed_at=NOW, mode="buffer", observations="* a note")
+    with caplog.at_level("WARNING", logger="streams.fold"):
+        folded, states = _fold(InputRecord(TOPICS.results, 3, 7, b"thread:t1", result.to_bytes(), NOW))
+    assert folded.outgoing == [] and states == {}
+    [warning] = [r for r in caplog.records if r.getMessage() == "om.fold.result_without_state"]
+    assert (warning.partition, warning.offset, warning.cycle_id) == (3, 7, "buffer-obs-1")
