@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from streams.harness.partition_dump import describe_partition
+from streams.harness.worker_digest import worker_digest
 from streams.services.kafka_cluster import LocalKafkaCluster
 from streams.services.worker_process import WorkerHandle
 from tests.cluster.helpers import SERVER_DSN, partition_of
@@ -50,7 +51,8 @@ async def test_three_workers_one_killed_then_one_stopped_lose_and_duplicate_noth
 ) -> None:
     bootstrap = kafka_cluster.bootstrap
     workers = WorkerProcess(bootstrap, f"w{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=12,
-                            clickhouse_dsn=SERVER_DSN, extra_env={"OM_SESSION_TIMEOUT_MS": str(SESSION_MS)})
+                            clickhouse_dsn=SERVER_DSN, extra_env={"OM_SESSION_TIMEOUT_MS": str(SESSION_MS),
+                                       "OM_LOG_LEVEL": "INFO"})  # assignments are logged at INFO, for _digest
     messages = conversation(threads=4, per_thread=32)
     config = worker_config(workers)
     expected = await expected_run(messages, config)
@@ -87,7 +89,8 @@ async def test_three_workers_one_killed_then_one_stopped_lose_and_duplicate_noth
                                          after_produce=lose_a_worker)
             except AssertionError as error:  # the brokers are gone once CI reports it: show the partitions now
                 raise AssertionError("\n".join([str(error), *[await _described(bootstrap, workers.prefix, p)
-                                                            for p in sorted(key_partitions)]])) from None
+                                                            for p in sorted(key_partitions)],
+                                                 _digest(workers)])) from None
             assert len(resumed) == 1 and len(gone) == 2, "both faults happened"
             survivors = [h for h in workers.handles if h not in gone.values()]
             assert all(h.proc is not None and h.proc.poll() is None for h in survivors), "the last worker died"
@@ -118,6 +121,11 @@ async def _described(bootstrap: str, prefix: str, partition: int) -> str:
         return await describe_partition(bootstrap, prefix, partition)
     except Exception as error:  # noqa: BLE001 - the dump must never hide the failure it explains
         return f"partition {partition}: not described ({error!r})"
+
+
+def _digest(workers: WorkerProcess) -> str:
+    return worker_digest((f"worker {i}", h.log, h.proc is not None and h.proc.poll() is None)
+                         for i, h in enumerate(workers.handles))
 
 
 def owned_partitions(handle: WorkerHandle) -> set[int]:
