@@ -18,6 +18,15 @@ The highwaters are assigned, where Faust's ``_build_highwaters`` does ``Counter.
 *adds* the new highwater to the last one of a partition kept through a rebalance (seen here:
 recovery waited for offset 213 of a partition whose committed records end at 108, for ever).
 
+A partition that comes back is read from the changelog's start. Faust forgets where it had read a
+partition when the partition is revoked — except when ``Recovery.on_rebalance`` returns early
+because a newer generation began meanwhile (a busy machine, members joining one by one): then the
+old read position survives, and a partition that left and returned in between is read only from
+there. The processor drops a moved partition's states (``forget_moved`` in streams/app.py), so the
+keys written before that position came back missing, and their next Observer result was dropped as
+a result without state. So every partition newly assigned, by Faust's own account, forgets its read
+position here.
+
 Faust's changelog reader sets ``signal_recovery_end`` once, on the event that completes
 recovery, and clears it at the top of its next iteration; a recovery task not waiting yet by then
 would wait forever, since nothing sets it again. Faust's own recovery ended on a 5-second
@@ -68,6 +77,13 @@ class PromptRecovery(Recovery):
         if self._signal_recovery_end is None:
             self._signal_recovery_end = _Latch()
         return self._signal_recovery_end
+
+    async def on_rebalance(self, assigned: set[TP], revoked: set[TP], newly_assigned: set[TP],
+                           generation_id: int = 0) -> None:
+        for tp in newly_assigned:  # its states were dropped when it left: read it all again
+            self.active_offsets.pop(tp, None)
+            self.active_highwaters.pop(tp, None)
+        await super().on_rebalance(assigned, revoked, newly_assigned, generation_id)
 
     def _set_recovery_started(self) -> None:
         super()._set_recovery_started()

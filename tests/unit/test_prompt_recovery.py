@@ -42,3 +42,30 @@ async def test_a_partition_kept_through_a_rebalance_gets_the_new_highwater_not_t
     highwaters: Counter = Counter({kept: 105})  # from the previous generation
     await app.tables.recovery._build_highwaters(None, {kept, new}, highwaters, "active")
     assert highwaters == {kept: 108, new: -1}
+
+
+async def test_a_partition_that_left_and_came_back_is_read_from_the_start_even_after_a_skipped_rebalance() -> None:
+    from faust.types import TP
+
+    app = faust.App("return-test", TableManager=PromptTableManager, web_enabled=False)
+    recovery = app.tables.recovery
+    changelog = TP("return-test-om-state-changelog", 1)
+    class Table:  # the memory store: no persisted offsets
+        def persisted_offset(self, tp: TP) -> None:
+            return None
+
+    table = Table()
+    app.tables._changelogs[changelog.topic] = table  # type: ignore[index]
+    actives: set = {changelog}
+    app.assignor.assigned_actives = lambda: actives  # type: ignore[method-assign]
+    app.assignor.assigned_standbys = lambda: set()  # type: ignore[method-assign]
+    app.consumer_generation_id = 5
+    await recovery.on_rebalance({changelog}, set(), {changelog}, 5)
+    recovery.active_offsets[changelog] = 41  # read up to 41 in generation 5
+    app.consumer_generation_id = 7  # generation 6 took the partition away, and 7 began before its callback ran:
+    actives = set()
+    await recovery.on_rebalance(set(), {changelog}, set(), 6)  # Faust returns early, revoking nothing
+    assert recovery.active_offsets[changelog] == 41
+    actives = {changelog}
+    await recovery.on_rebalance({changelog}, set(), {changelog}, 7)  # back: its states were dropped meanwhile
+    assert recovery.active_offsets[changelog] is None, "read from the start, not from 41"
