@@ -23,9 +23,10 @@ partition when the partition is revoked — except when ``Recovery.on_rebalance`
 because a newer generation began meanwhile (a busy machine, members joining one by one): then the
 old read position survives, and a partition that left and returned in between is read only from
 there. The processor drops a moved partition's states (``forget_moved`` in streams/app.py), so the
-keys written before that position came back missing, and their next Observer result was dropped as
-a result without state. So every partition newly assigned, by Faust's own account, forgets its read
-position here.
+keys written before that position would come back missing, and their next Observer result be
+dropped as a result without state (what one CI run of the cluster worker-loss test showed: a
+result consumed, nothing emitted, no state written). So every partition newly assigned, by Faust's
+own account, forgets its read position here.
 
 Faust's changelog reader sets ``signal_recovery_end`` once, on the event that completes
 recovery, and clears it at the top of its next iteration; a recovery task not waiting yet by then
