@@ -7,8 +7,9 @@ partitions are resumed while such a fetch (for the changelog, now read to its en
 first input record waits up to 1.5 s behind it — after every start and rebalance. A fetch is
 answered as soon as any partition in it has data, so a shorter wait costs only idle polls.
 
-Rule kept: everything else about the consumer is Faust's; only the one number changes, set on the
-aiokafka consumer before it starts (aiokafka reads it when it builds its fetcher in ``start``).
+Rule kept: only the one number changes, set on the aiokafka consumer before it starts (aiokafka
+reads it when it builds its fetcher in ``start``). The consumer thread built here also carries the
+fetch and seek rules of streams/fetch_positions.py; everything else about the consumer is Faust's.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from typing import Any
 import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
+from streams.fetch_positions import FetchPositions
 
-class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+
+class _ConsumerThread(FetchPositions, faust_aiokafka.AIOKafkaConsumerThread):  # and streams/fetch_positions.py
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
         consumer._fetch_max_wait_ms = transport.fetch_max_wait_ms

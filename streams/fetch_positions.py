@@ -1,0 +1,57 @@
+"""Records aiokafka hands over are records Faust delivers; a seek back reaches every partition.
+
+Two defects of faust-streaming 0.15.3's aiokafka driver, each of which let the consumer's position
+pass records that no agent ever received — with nothing to bring them back until the next
+rebalance, which a stable group never has. Seen on a busy machine: a worker that joined the group
+recovered its state and then read nothing for 90 s, its partition's position at the end, the jobs
+waiting there never delivered (tests/cluster/test_worker_loss.py).
+
+1. **An empty partition set means "all" to aiokafka.** Faust hands its *live* set of active
+   partitions to ``Fetcher.fetched_records`` on the consumer thread, while the event loop's thread
+   pauses and resumes partitions in it. aiokafka filters by that set only when it is non-empty, so
+   a set emptied meanwhile (recovery pauses the changelog before resuming the inputs) returns every
+   buffered partition — its position advanced — and Faust then drops each record whose partition
+   is not active. Rule: the consumer thread fetches for a snapshot of the set, and nothing when the
+   snapshot is empty.
+2. **"Seek back to committed" skips partitions never committed.** Faust seeks to the committed
+   offsets to re-read what it dropped (after a rebalance, or a fetch while flow was stopped), and
+   aiokafka's ``seek_to_committed`` seeks only partitions whose commit is above 0, leaving the
+   others where the dropped records put them. Rule: an input partition committed at 0 goes to 0,
+   one never committed to its first offset (what the consumer's reset rule, "earliest", means).
+   Changelog partitions are left to table recovery, which seeks them itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from faust.types import TP
+
+
+class FetchPositions:
+    """Mixed into Faust's aiokafka consumer thread (streams/fetch_wait.py builds the class)."""
+
+    app: Any  # Faust's, as are ``_ensure_consumer`` (the aiokafka consumer) and ``call_thread``
+
+    async def _fetch_records(self, consumer: Any, active_partitions: set[TP], timeout: float | None = None,
+                             max_records: int | None = None) -> Mapping[TP, list[Any]]:
+        wanted = set(active_partitions)
+        if not wanted:
+            return {}
+        return await super()._fetch_records(consumer, wanted, timeout=timeout,  # type: ignore[misc]
+                                            max_records=max_records)
+
+    async def seek_to_committed(self) -> Mapping[TP, int]:
+        return await self.call_thread(self._seek_to_committed_or_start)  # type: ignore[attr-defined]
+
+    async def _seek_to_committed_or_start(self) -> Mapping[TP, int]:
+        consumer = self._ensure_consumer()  # type: ignore[attr-defined]
+        committed = await consumer.seek_to_committed()
+        changelogs = self.app.tables.changelog_topics
+        unseeked = [tp for tp, offset in committed.items() if not offset and tp.topic not in changelogs]
+        never = [tp for tp in unseeked if committed[tp] is None]
+        firsts = await consumer.beginning_offsets(never) if never else {}
+        for tp in unseeked:
+            consumer.seek(tp, firsts.get(tp, 0))
+        return committed

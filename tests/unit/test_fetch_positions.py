@@ -1,0 +1,75 @@
+"""streams/fetch_positions.py without a broker: the fetch never widens to every partition, and a
+seek back to committed reaches partitions committed at 0 or never."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from faust.types import TP
+
+from streams.fetch_positions import FetchPositions
+
+IN0, IN1, IN2, IN3 = (TP("om.jobs.v1", p) for p in range(4))
+CHANGELOG = TP("om-worker-om-state-changelog", 0)
+
+
+class _Faust:
+    """What the mixin finds below it in Faust's consumer thread."""
+
+    def __init__(self, consumer: Any) -> None:
+        self.consumer = consumer
+        self.fetched_for: list[set[TP]] = []
+        self.app = type("App", (), {"tables": type("Tables", (), {"changelog_topics": {CHANGELOG.topic}})()})()
+
+    async def _fetch_records(self, consumer: Any, active_partitions: set[TP], timeout: float | None = None,
+                             max_records: int | None = None) -> dict:
+        self.fetched_for.append(active_partitions)
+        return {tp: ["record"] for tp in active_partitions}
+
+    def _ensure_consumer(self) -> Any:
+        return self.consumer
+
+    async def call_thread(self, fun: Any, *args: Any, **kwargs: Any) -> Any:
+        return await fun(*args, **kwargs)
+
+
+class _Thread(FetchPositions, _Faust):
+    pass
+
+
+class _AIOKafka:
+    def __init__(self, committed: dict[TP, int | None], firsts: dict[TP, int]) -> None:
+        self.committed, self.firsts, self.seeks = committed, firsts, {}
+
+    async def seek_to_committed(self) -> dict[TP, int | None]:
+        for tp, offset in self.committed.items():
+            if offset and offset > 0:  # aiokafka's own rule
+                self.seeks[tp] = offset
+        return dict(self.committed)
+
+    async def beginning_offsets(self, partitions: list[TP]) -> dict[TP, int]:
+        return {tp: self.firsts[tp] for tp in partitions}
+
+    def seek(self, tp: TP, offset: int) -> None:
+        self.seeks[tp] = offset
+
+
+async def test_a_set_emptied_before_the_fetch_fetches_nothing_instead_of_everything() -> None:
+    thread = _Thread(None)
+    assert await thread._fetch_records(None, set()) == {}
+    assert thread.fetched_for == []
+
+
+async def test_the_fetch_asks_for_a_snapshot_that_later_pauses_do_not_change() -> None:
+    thread, live = _Thread(None), {IN0, IN1}
+    await thread._fetch_records(None, live)
+    live.clear()  # the event loop's thread pauses everything after the call began
+    assert thread.fetched_for == [{IN0, IN1}]
+    assert thread.fetched_for[0] is not live
+
+
+async def test_partitions_committed_at_zero_or_never_are_seeked_back_too() -> None:
+    consumer = _AIOKafka({IN0: 12, IN1: 0, IN2: None, IN3: None, CHANGELOG: None}, firsts={IN2: 0, IN3: 40})
+    committed = await _Thread(consumer).seek_to_committed()
+    assert committed == consumer.committed
+    assert consumer.seeks == {IN0: 12, IN1: 0, IN2: 0, IN3: 40}, "the changelog is left to table recovery"
