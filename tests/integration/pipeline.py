@@ -9,6 +9,7 @@ pipeline's event sequence must equal the core's exactly, whatever the timing of 
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from streams.om_config import load_config
 
 __all__ = [  # the drivers live in streams.harness; the tests take them from here with the rest
     "EventLog", "ExpectedRun", "WorkerProcess", "conversation", "expected_run", "gated_conversation",
-    "produce", "signature", "wait_until", "worker_config",
+    "produce", "seeded_conversation", "signature", "wait_until", "worker_config",
 ]
 
 
@@ -37,6 +38,7 @@ class ExpectedRun:
     events: dict[str, list[Signature]]
     gates: dict[str, list[tuple[int, int]]]  # (message index within key, events expected so far)
     snapshots: dict[str, RecordSnapshot]
+    lifecycle: dict[str, list[Any]]  # the non-status events themselves, for the invariant checks
 
 
 async def expected_run(messages: list[ChatMessage], config: OMConfig) -> ExpectedRun:
@@ -44,6 +46,7 @@ async def expected_run(messages: list[ChatMessage], config: OMConfig) -> Expecte
     counter = get_counter(config.token_counter)
     states: dict[str, Any] = {}
     events: dict[str, list[Signature]] = defaultdict(list)
+    lifecycle: dict[str, list[Any]] = defaultdict(list)
     gates: dict[str, list[tuple[int, int]]] = defaultdict(list)
     index: dict[str, int] = defaultdict(int)
     snapshots: dict[str, RecordSnapshot] = {}
@@ -52,7 +55,8 @@ async def expected_run(messages: list[ChatMessage], config: OMConfig) -> Expecte
         key = event_key(event, config)
         decision = decide(states.get(key), event, config)
         states[key] = decision.state
-        events[key].extend(signature(e) for e in decision.events if e.type != "status")
+        lifecycle[key].extend(e for e in decision.events if e.type != "status")
+        events[key].extend(signature(e) for e in lifecycle[key][len(events[key]):])
         snapshots.update((key, d) for d in decision.deltas if isinstance(d, RecordSnapshot))
         return list(decision.jobs)
 
@@ -66,7 +70,7 @@ async def expected_run(messages: list[ChatMessage], config: OMConfig) -> Expecte
         if had_work:
             gates[key].append((index[key], len(events[key])))
         index[key] += 1
-    return ExpectedRun(dict(events), dict(gates), snapshots)
+    return ExpectedRun(dict(events), dict(gates), snapshots, dict(lifecycle))
 
 
 async def gated_conversation(worker_bootstrap: str, topic: str, log: EventLog, expected: ExpectedRun,
@@ -129,6 +133,30 @@ def conversation(threads: int, per_thread: int, *, start: int = 1_733_000_000_00
                 parts=[{"type": "text", "text": f"{'User' if i % 2 == 0 else 'Assistant'} turn {i}: {text}"}],
             ))
     return messages
+
+
+def seeded_conversation(seeds: range, *, start: int = 1_733_000_000_000) -> list[ChatMessage]:
+    """One thread per seed, each drawn from its own ``random.Random(seed)`` (the fuzz corpus's way):
+    6–24 messages, mostly alternating roles, lengths from a line to a long paste, finished and
+    failed tool calls, a few seconds to ten minutes apart; the threads interleave by time."""
+    words = ("plan trip lisbon budget flight hotel museum dinner train weekend friend project deadline "
+             "review tests deploy bug fix cache kafka memory notes invoice doctor tuesday garden").split()
+    messages = []
+    for seed in seeds:
+        rng, at, role = random.Random(seed), start + seed, "user"
+        for i in range(rng.randint(6, 24)):
+            size = rng.choice((5, 12, 30, 60, 120)) if rng.random() < 0.85 else rng.randint(300, 900)
+            parts: list[dict[str, Any]] = [{"type": "text", "text": " ".join(rng.choice(words) for _ in range(size))}]
+            if role == "assistant" and rng.random() < 0.3:
+                failed = rng.random() < 0.2
+                parts.append({"type": "tool-invocation", "tool_call_id": f"s{seed}-c{i}", "tool_name": "search",
+                              "state": "output-error" if failed else "result", "args": {"q": rng.choice(words)},
+                              **({"error_text": "timeout"} if failed else {"result": rng.choice(words)})})
+            messages.append(ChatMessage(id=f"s{seed}-m{i}", thread_id=f"s{seed}", resource_id=f"r{seed}",
+                                        role=role, created_at=at, parts=parts))
+            at += rng.choice((3_000, 20_000, 60_000, 240_000, 600_000))
+            role = role if rng.random() < 0.15 else ("assistant" if role == "user" else "user")
+    return sorted(messages, key=lambda m: m.created_at)
 
 
 def worker_config(worker: WorkerProcess) -> OMConfig:
