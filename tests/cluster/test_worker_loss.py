@@ -43,6 +43,7 @@ pytestmark = pytest.mark.integration
 KILL_ROUND = 2
 SESSION_MS = 10_000  # the default: three workers on a busy 2-core machine miss 6 s heartbeats and rebalance in a loop
 RESUME_BOUND_S = 60.0  # the session timeout + Faust's table recovery (~10 s, issue 20) + a busy machine
+METRICS_DEADLINE_S = 60.0
 OWNED = re.compile(r'om_consumer_lag\{(?=[^}]*topic="messages")[^}]*partition="(\d+)"')
 
 
@@ -128,9 +129,18 @@ def _digest(workers: WorkerProcess) -> str:
                          for i, h in enumerate(workers.handles))
 
 
-def owned_partitions(handle: WorkerHandle) -> set[int]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/metrics", timeout=10) as page:
-        return {int(p) for p in OWNED.findall(page.read().decode())}
+def owned_partitions(handle: WorkerHandle, deadline_s: float = METRICS_DEADLINE_S) -> set[int]:
+    """Asked until the worker answers: one that restarts itself in place (a batch it could not
+    deliver, on a starved machine) has no web server for a few seconds."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/metrics", timeout=10) as page:
+                return {int(p) for p in OWNED.findall(page.read().decode())}
+        except OSError:
+            if time.monotonic() > deadline or (handle.proc is not None and handle.proc.poll() is not None):
+                raise
+            time.sleep(0.2)  # a thread of its own (asyncio.to_thread): the loop goes on meanwhile
 
 
 
