@@ -28,6 +28,18 @@ dropped as a result without state (what one CI run of the cluster worker-loss te
 result consumed, nothing emitted, no state written). So every partition newly assigned, by Faust's
 own account, forgets its read position here.
 
+Faust's aborted-transaction guess is off while the highwaters are exact. After two 5-second polls
+of the changelog queue come back empty — counted since the reader last saw a record, so also while
+a new worker only waits to join — ``_slurp_changelogs`` takes a partition whose consumer position
+has reached its highwater as recovered, and marks the highwater applied. The guess is for Faust's
+own highwaters, on a marker no record reaches; with the last committed record as highwater, the
+position reaches it *before* that record is applied, and the record is then skipped as already
+seen. Seen in the cluster worker-loss test (``Aborted tx until highwater`` in a joining worker's
+log, 0.07 s into its recovery): a thread's only state record never applied, and its next Observer
+results dropped as results without state. The guess is the only reader of ``app.consumer.position``;
+for a partition recovering to an exact highwater it is answered the offset applied so far, which
+never reaches a highwater not yet applied. Faust's fallback highwaters keep the guess.
+
 Faust's changelog reader sets ``signal_recovery_end`` once, on the event that completes
 recovery, and clears it at the top of its next iteration; a recovery task not waiting yet by then
 would wait forever, since nothing sets it again. Faust's own recovery ended on a 5-second
@@ -72,6 +84,7 @@ class _Latch(asyncio.Event):
 
 class PromptRecovery(Recovery):
     _tail_readers: tuple[AIOKafkaConsumer, AIOKafkaConsumer] | None = None
+    _exact = False  # the active highwaters are last committed records (the tail read answered)
 
     @property
     def signal_recovery_end(self) -> asyncio.Event:
@@ -99,13 +112,30 @@ class PromptRecovery(Recovery):
                                                  deadline_s=TAIL_DEADLINE_S, uncommitted=uncommitted)
         except Exception as error:  # noqa: BLE001 — Faust's own highwaters and fallback still recover
             log.warning("om.recovery.tail_read_failed", extra={"error": repr(error), "action": "Faust's highwaters"})
+            self._exact = False
             await super()._build_highwaters(consumer, tps, destination, title)
             return
+        self._exact = True
+        self._answer_the_guess_with_applied_offsets()
         highwaters = {TP(tp.topic, tp.partition): offset for tp, offset in found.items()}
         self.log.info("Last committed record of %s changelog partitions:\n%s", title,
                       self._highwater_logtable(highwaters, title=title))
         for tp, offset in highwaters.items():  # not Counter.update: it adds to a kept partition's old highwater
             destination[tp] = offset
+
+    def _answer_the_guess_with_applied_offsets(self) -> None:
+        consumer = self.app.consumer
+        if getattr(consumer, "_om_recovery_position", False):
+            return
+        fetched = consumer.position
+
+        async def position(tp: TP) -> int | None:
+            if self._exact and tp in self.active_highwaters:
+                return self.active_offsets.get(tp)
+            return await fetched(tp)
+
+        consumer.position = position
+        consumer._om_recovery_position = True
 
     async def _readers(self) -> tuple[AIOKafkaConsumer, AIOKafkaConsumer]:
         """A read_committed reader for the tail, a read_uncommitted one for the high watermarks."""

@@ -69,3 +69,35 @@ async def test_a_partition_that_left_and_came_back_is_read_from_the_start_even_a
     actives = {changelog}
     await recovery.on_rebalance({changelog}, set(), {changelog}, 7)  # back: its states were dropped meanwhile
     assert recovery.active_offsets[changelog] is None, "read from the start, not from 41"
+
+
+async def test_faust_s_aborted_transaction_guess_never_marks_an_exact_highwater_applied_early(monkeypatch) -> None:
+    from aiokafka import TopicPartition
+    from faust.types import TP
+
+    from streams import recovery as module
+
+    async def tail(reader, partitions, deadline_s, uncommitted):
+        return {TopicPartition("changelog", 1): 0}  # the partition's only record is its highwater
+
+    async def readers(self):
+        return None, None
+
+    monkeypatch.setattr(module, "last_committed_offsets", tail)
+    monkeypatch.setattr(PromptRecovery, "_readers", readers)
+    app = faust.App("guess-test", TableManager=PromptTableManager, web_enabled=False)
+    recovery = app.tables.recovery
+    changelog, other = TP("changelog", 1), TP("om.messages.v1", 1)
+
+    async def fetched(tp):  # the consumer has seeked to 0: the next offset to fetch is the highwater
+        return 0
+
+    app.consumer.position = fetched
+    await recovery._build_highwaters(None, {changelog}, recovery.active_highwaters, "active")
+    recovery.active_offsets[changelog] = -1  # nothing applied yet
+    highwater, applied = recovery.active_highwaters[changelog], recovery.active_offsets[changelog]
+    # Faust's guess (Recovery._slurp_changelogs.detect_aborted_tx): applied < highwater and position >= highwater
+    assert applied < highwater and not await app.consumer.position(changelog) >= highwater
+    assert await app.consumer.position(other) == 0, "any other partition: the consumer's own position"
+    recovery._exact = False  # Faust's fallback highwaters: the guess is theirs again
+    assert await app.consumer.position(changelog) == 0
