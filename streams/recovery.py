@@ -24,9 +24,9 @@ because a newer generation began meanwhile (a busy machine, members joining one 
 old read position survives, and a partition that left and returned in between is read only from
 there. The processor drops a moved partition's states (``forget_moved`` in streams/app.py), so the
 keys written before that position would come back missing, and their next Observer result be
-dropped as a result without state (what one CI run of the cluster worker-loss test showed: a
-result consumed, nothing emitted, no state written). So every partition newly assigned, by Faust's
-own account, forgets its read position here.
+dropped as a result without state (read from Faust's code, not seen: the CI run that showed such a
+drop is explained by the aborted-transaction guess below). So every partition newly assigned, by
+Faust's own account, forgets its read position here.
 
 Faust's aborted-transaction guess is off while the highwaters are exact. After two 5-second polls
 of the changelog queue come back empty — counted since the reader last saw a record, so also while
