@@ -34,10 +34,10 @@ class FetchPositions:
 
     app: Any  # Faust's, as are ``_ensure_consumer`` (the aiokafka consumer) and ``call_thread``
 
-    async def _fetch_records(self, consumer: Any, active_partitions: set[TP], timeout: float | None = None,
+    async def _fetch_records(self, consumer: Any, active_partitions: set[TP] | None, timeout: float | None = None,
                              max_records: int | None = None) -> Mapping[TP, list[Any]]:
-        wanted = set(active_partitions)
-        if not wanted:
+        wanted = None if active_partitions is None else set(active_partitions)  # None: client-only, every one
+        if wanted is not None and not wanted:
             return {}
         return await super()._fetch_records(consumer, wanted, timeout=timeout,  # type: ignore[misc]
                                             max_records=max_records)

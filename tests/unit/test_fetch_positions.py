@@ -18,13 +18,13 @@ class _Faust:
 
     def __init__(self, consumer: Any) -> None:
         self.consumer = consumer
-        self.fetched_for: list[set[TP]] = []
+        self.fetched_for: list[set[TP] | None] = []
         self.app = type("App", (), {"tables": type("Tables", (), {"changelog_topics": {CHANGELOG.topic}})()})()
 
-    async def _fetch_records(self, consumer: Any, active_partitions: set[TP], timeout: float | None = None,
+    async def _fetch_records(self, consumer: Any, active_partitions: set[TP] | None, timeout: float | None = None,
                              max_records: int | None = None) -> dict:
         self.fetched_for.append(active_partitions)
-        return {tp: ["record"] for tp in active_partitions}
+        return {tp: ["record"] for tp in active_partitions or ()}
 
     def _ensure_consumer(self) -> Any:
         return self.consumer
@@ -73,3 +73,9 @@ async def test_partitions_committed_at_zero_or_never_are_seeked_back_too() -> No
     committed = await _Thread(consumer).seek_to_committed()
     assert committed == consumer.committed
     assert consumer.seeks == {IN0: 12, IN1: 0, IN2: 0, IN3: 40}, "the changelog is left to table recovery"
+
+
+async def test_a_client_only_app_still_fetches_every_partition() -> None:
+    thread = _Thread(None)
+    await thread._fetch_records(None, None)
+    assert thread.fetched_for == [None]
