@@ -265,6 +265,8 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
     metrics.events_emitted(result.event_counts)
     for stage, field in result.dead_letter_reasons:
         metrics.dead_letter(stage, field)
+    if result.results_without_state:
+        metrics.failure("result-without-state", result.results_without_state)
     crash_if_armed(settings.crash_at, result.event_types)
 
 

@@ -74,6 +74,7 @@ class FoldResult:
     deleted: dict[str, int] = field(default_factory=dict)
     dead_letters: int = 0
     dead_letter_reasons: list[tuple[str, str | None]] = field(default_factory=list)  # (stage, field)
+    results_without_state: int = 0  # Observer/Reflector results for a key with no state: dropped
     event_types: set[str] = field(default_factory=set)
     event_counts: Counter[tuple[str, str | None]] = field(default_factory=Counter)  # (type, operation_type)
 
@@ -118,6 +119,7 @@ class BatchFolder:
                                      "produce it with its lookup key so it reaches the right owner")
         if key not in states and isinstance(event, (ObserveResult, ReflectResult)):
             # dropped: legitimately after the key was deleted, a lost state otherwise; never silent
+            result.results_without_state += 1
             log.warning("om.fold.result_without_state", extra={"partition": record.partition, "offset": record.offset,
                                                                "cycle_id": event.cycle_id})
         decision = decide(states.get(key), event, self.config)

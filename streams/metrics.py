@@ -39,7 +39,8 @@ EVENT_TYPES = frozenset({"status", "observation-start", "observation-end", "obse
                          "observation-latched"})
 DEAD_LETTER_STAGES = frozenset({"decode", "validate", "apply"})
 FAILURE_KINDS = frozenset({"observation-failed", "buffering-failed", "reflection-failed",
-                           "reflection-buffering-failed", "llm-call", "degenerate-output", "idle-tick-send"})
+                           "reflection-buffering-failed", "llm-call", "degenerate-output", "idle-tick-send",
+                           "result-without-state"})
 LABEL_NAMES = frozenset({"input", "topic", "partition", "kind", "role", "model", "outcome", "direction",
                          "type", "stage", "field", "route", "method", "status"})
 OTHER = "other"
@@ -78,7 +79,7 @@ LLM_SECONDS_HIST = Histogram("om_llm_call_seconds", "Model request latency inclu
 LLM_TOKENS = Counter("om_llm_tokens", "Model tokens by role, model and direction (input, output)",
                      ["role", "model", "direction"])
 FAILURES = Counter("om_failures", "Failures by kind (failed cycles, failed model calls, degenerate output, "
-                   "idle ticks not sent)", ["kind"])
+                   "idle ticks not sent, results for a key without state)", ["kind"])
 DEAD_LETTERS = Counter("om_dead_letters", "Dead letters by stage and field class", ["stage", "field"])
 READER_SECONDS = Histogram("om_reader_request_seconds", "Reader HTTP request latency by route template",
                            ["route", "method", "status"], buckets=SECONDS)
@@ -124,8 +125,8 @@ def dead_letter(stage: str, field: str | None) -> None:
     DEAD_LETTERS.labels(_closed(stage, DEAD_LETTER_STAGES), _closed(head, DEAD_LETTER_FIELDS)).inc()
 
 
-def failure(kind: str) -> None:
-    FAILURES.labels(_closed(kind, FAILURE_KINDS)).inc()
+def failure(kind: str, count: int = 1) -> None:
+    FAILURES.labels(_closed(kind, FAILURE_KINDS)).inc(count)
 
 
 def job_kind(kind: str) -> str:

@@ -79,6 +79,6 @@ def test_a_result_for_a_key_without_state_is_dropped_with_a_warning(caplog: pyte
                            completed_at=NOW, mode="buffer", observations="* a note")
     with caplog.at_level("WARNING", logger="streams.fold"):
         folded, states = _fold(InputRecord(TOPICS.results, 3, 7, b"thread:t1", result.to_bytes(), NOW))
-    assert folded.outgoing == [] and states == {}
+    assert folded.outgoing == [] and states == {} and folded.results_without_state == 1
     [warning] = [r for r in caplog.records if r.getMessage() == "om.fold.result_without_state"]
     assert (warning.partition, warning.offset, warning.cycle_id) == (3, 7, "buffer-obs-1")
