@@ -14,8 +14,9 @@ Guarantees:
   broker before the batch is acknowledged; a refused send, or any error escaping a batch, restarts
   the worker in place (streams/restart.py) so the open transaction never commits. What the fold
   sends fits the broker's record limit (streams/fold.py), so a refusal is transient, not a loop.
-* Nothing fetched is dropped unread: Faust's flow control and offset rules are corrected where
-  they lost records around rebalances (streams/flow_resume.py, streams/commit_offsets.py).
+* Nothing fetched is dropped unread: Faust's flow control, fetch, seek, offset and recovery rules
+  are corrected where they lost records around rebalances (streams/flow_resume.py,
+  streams/fetch_positions.py, streams/commit_offsets.py, streams/recovery.py).
 * One owner per lookup key: every topic is keyed by the lookup key and has the same partition
   count, so a key's messages, control events, results and state changelog share a partition number.
 * A worker whose acknowledged processor input stays uncommitted while the broker answers (a

@@ -71,7 +71,8 @@ def committable(consumer: Any, tps: Iterable[TP], held: dict[TP, tuple[int, ...]
         acked: list[int] = consumer._acked[tp]
         if not acked:
             continue
-        bound = min(max(acked) + 1, lowest_taken.get(tp, max(acked) + 1))
+        top = max(acked) + 1
+        bound = min(top, lowest_taken.get(tp, top))
         committed = consumer._committed_offset[tp]
         if committed is not None:
             bound = max(bound, committed)

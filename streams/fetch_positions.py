@@ -16,8 +16,8 @@ waiting there never delivered (tests/cluster/test_worker_loss.py).
 2. **"Seek back to committed" skips partitions never committed.** Faust seeks to the committed
    offsets to re-read what it dropped (after a rebalance, or a fetch while flow was stopped), and
    aiokafka's ``seek_to_committed`` seeks only partitions whose commit is above 0, leaving the
-   others where the dropped records put them. Rule: an input partition committed at 0 goes to 0,
-   one never committed to its first offset (what the consumer's reset rule, "earliest", means).
+   others where the dropped records put them. Rule: an input partition committed at 0 or never
+   goes to its first offset (what the consumer's reset rule, "earliest", means).
    Changelog partitions are left to table recovery, which seeks them itself.
 """
 
@@ -50,8 +50,6 @@ class FetchPositions:
         committed = await consumer.seek_to_committed()
         changelogs = self.app.tables.changelog_topics
         unseeked = [tp for tp, offset in committed.items() if not offset and tp.topic not in changelogs]
-        never = [tp for tp in unseeked if committed[tp] is None]
-        firsts = await consumer.beginning_offsets(never) if never else {}
-        for tp in unseeked:
-            consumer.seek(tp, firsts.get(tp, 0))
+        if unseeked:  # committed at 0 or never: their start (a reset in flight is to "earliest" too)
+            await consumer.seek_to_beginning(*unseeked)
         return committed

@@ -47,11 +47,9 @@ class _AIOKafka:
                 self.seeks[tp] = offset
         return dict(self.committed)
 
-    async def beginning_offsets(self, partitions: list[TP]) -> dict[TP, int]:
-        return {tp: self.firsts[tp] for tp in partitions}
-
-    def seek(self, tp: TP, offset: int) -> None:
-        self.seeks[tp] = offset
+    async def seek_to_beginning(self, *partitions: TP) -> None:
+        for tp in partitions:
+            self.seeks[tp] = self.firsts.get(tp, 0)
 
 
 async def test_a_set_emptied_before_the_fetch_fetches_nothing_instead_of_everything() -> None:
