@@ -16,6 +16,7 @@ Rules kept here (plain string rules, no language model):
 
 from __future__ import annotations
 
+import functools
 import re
 
 STOPWORDS = frozenset("""
@@ -92,20 +93,26 @@ def strip_filler(sentence: str) -> str:
     return rest[:1].upper() + rest[1:] if rest else ""
 
 
-def content_words(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 2 or w.isdigit())}
+@functools.lru_cache(maxsize=32_768)
+def content_words(text: str) -> frozenset[str]:
+    """Remembered per text: the model sees the same previous observations and messages call after
+    call (a pure function, so a cache only saves the work)."""
+    return frozenset(stem(w) for w in _WORD.findall(text.lower())
+                     if w not in STOPWORDS and (len(w) > 2 or w.isdigit()))
 
 
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     word = word.strip("'’-")
     return word[:5] if len(word) > 5 and not any(c.isdigit() for c in word) else word
 
 
-def specifics(text: str) -> set[str]:
+@functools.lru_cache(maxsize=32_768)
+def specifics(text: str) -> frozenset[str]:
     """Numbers, codes and capitalised names; the first word is capitalised anyway, so it is not a name."""
     rest = text.split(" ", 1)[1] if " " in text else ""
     names = {n for n in _NAME.findall(rest) if n.lower() not in STOPWORDS}
-    return set(_NUMBER.findall(text)) | set(_CODE.findall(text)) | names
+    return frozenset(_NUMBER.findall(text)) | frozenset(_CODE.findall(text)) | names
 
 
 def third_person(sentence: str, role: str) -> tuple[str, bool]:

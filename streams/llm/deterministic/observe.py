@@ -17,6 +17,7 @@ rules can, and the same prompt always yields the same answer.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -66,17 +67,32 @@ class Memory:
         """Codes belong to the names beside them in what the user said (``references``: a user
         message) or in a note about the user."""
         self.words |= content_words(text)
-        self.facts |= {s.lower() for s in specifics(text)}
+        self.facts |= _lower_facts(text)
         for line in text.split("\n"):
-            self.chosen.extend(name for name in _CHOSE.findall(line) if name not in self.chosen)
-            line_codes = _CODE.findall(line) if references or re.search(r"\bUser\b", line) else []
-            for name in re.findall(r"\b[A-ZÀ-Ý][a-zà-ÿ][\w'’-]*", line) if line_codes else []:
+            chosen, coded = _line_refs(line, references)
+            self.chosen.extend(name for name in chosen if name not in self.chosen)
+            for name, line_codes in coded:
                 self.codes.setdefault(name, [])
                 self.codes[name].extend(c for c in line_codes if c not in self.codes[name])
 
     def is_new(self, text: str) -> bool:
-        fresh_facts = {s.lower() for s in specifics(text)} - self.facts
+        fresh_facts = _lower_facts(text) - self.facts
         return bool(fresh_facts) or bool(content_words(text) - self.words)
+
+
+@functools.lru_cache(maxsize=32_768)
+def _lower_facts(text: str) -> frozenset[str]:
+    return frozenset(s.lower() for s in specifics(text))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _line_refs(line: str, references: bool) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """A line's chosen names, and the names its codes belong to (pure, so remembered: the previous
+    observations come back line for line in every call)."""
+    chosen = tuple(_CHOSE.findall(line))
+    line_codes = tuple(_CODE.findall(line)) if references or re.search(r"\bUser\b", line) else ()
+    names = re.findall(r"\b[A-ZÀ-Ý][a-zà-ÿ][\w'’-]*", line) if line_codes else []
+    return chosen, tuple((name, line_codes) for name in names)
 
 
 @dataclass
@@ -148,7 +164,7 @@ def _clauses(entry: Entry, role: str, memory: Memory) -> list[Clause]:
         done = role == "user" and bool(_DONE.search(rest)) and not _NOT_DONE.search(rest)
         if not done and not _DECISION.search(rest) and not memory.is_new(rest):
             continue  # a restatement
-        if role == "assistant" and not ({s.lower() for s in specifics(rest)} - memory.facts):
+        if role == "assistant" and not (_lower_facts(rest) - memory.facts):
             continue  # the assistant's general remarks
         text, verb_first = third_person(rest, role)
         text = _name_the_change(tidy(text), entry.body, memory)

@@ -191,13 +191,11 @@ def _drop_redundant(days: list[Day]) -> None:
     clauses do not count, nor does a note a later pass drops first: "Tomás is allergic to shellfish"
     is not repeated by "mentioned the allergy" and "no shellfish, please", nor by the assistant's
     🟡 "mention Tomás's shellfish allergy"."""
-    clauses = [(note, c) for day in days for note in day.notes for c in note.clauses]
-    for note, clause in clauses:
-        words, facts = content_words(clause), specifics(clause)
+    clauses = [(note, c, content_words(c), specifics(c)) for day in days for note in day.notes for c in note.clauses]
+    for note, clause, words, facts in clauses:
         if len(note.clauses) > 1 and any(
-                c is not clause and c in n.clauses and _lasting(n) <= _lasting(note)
-                and words <= content_words(c) and facts <= specifics(c)
-                for n, c in clauses):
+                c is not clause and _lasting(n) <= _lasting(note) and words <= w and facts <= f
+                and c in n.clauses for n, c, w, f in clauses):
             note.clauses.remove(clause)
 
 
