@@ -9,6 +9,8 @@ Rules kept here (plain string rules, no language model):
   with fewer than two content words (or a reaction like "Prado sounds amazing") is filler.
 * The user's "I / my / we" become "they / their" (the note says who spoke); the assistant's "you"
   becomes "user".
+* Every rule is a pure function of its strings, and the model meets the same sentences again (the
+  extracted values re-read the batch, the previous observations come back each call): remembered.
 * Words are compared by a short stem (first five letters), so "partition" and "partitions" match;
   *specifics* are numbers, codes and capitalised names after the first word — what a note must
   never lose.
@@ -69,7 +71,8 @@ _ASSISTANT_START = ((re.compile(r"^I'd\b"), "would"), (re.compile(r"^I'll\b"), "
 _ASSISTANT_INNER = ((r"\byou're\b", "user is"), (r"\b[Yy]ou\b", "user"), (r"\b[Yy]our\b", "user's"))
 
 
-def sentences(text: str) -> list[str]:
+@functools.lru_cache(maxsize=8_192)
+def sentences(text: str) -> tuple[str, ...]:
     flat = " ".join(text.split())
     out: list[str] = []
     pieces: list[str] = []
@@ -82,9 +85,10 @@ def sentences(text: str) -> list[str]:
         piece = piece.strip()
         found = _TRAILING_QUESTION.match(piece)
         out.extend([found["statement"].strip() + ".", found["question"]] if found else [piece] if piece else [])
-    return out
+    return tuple(out)
 
 
+@functools.lru_cache(maxsize=32_768)
 def strip_filler(sentence: str) -> str:
     """The sentence without its leading greeting or acknowledgement; '' when nothing is left."""
     rest = _LEAD.sub("", sentence).strip()
@@ -115,6 +119,7 @@ def specifics(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text)) | frozenset(_CODE.findall(text)) | names
 
 
+@functools.lru_cache(maxsize=32_768)
 def third_person(sentence: str, role: str) -> tuple[str, bool]:
     """(rewritten sentence, whether it now starts with a verb for "User …"/"Assistant …")."""
     starts, inner = (_USER_START, _USER_INNER) if role == "user" else (_ASSISTANT_START, _ASSISTANT_INNER)

@@ -67,8 +67,15 @@ _RULES: tuple[tuple[re.Pattern[str], Rule], ...] = (
 )
 
 
+_HINT = re.compile(r"day|tonight|this|tomorrow|week|month", re.I)
+"""A substring every rule's match contains (weekdays, "today" and "yesterday" end in "day"): most
+sentences have none, and one search then stands in for all the rules'."""
+
+
 def resolve(text: str, day: date) -> Resolved | None:
     """The first relative date in ``text``, resolved against ``day``; None when there is none."""
+    if _HINT.search(text) is None:
+        return None
     best: tuple[int, Resolved] | None = None
     for pattern, rule in _RULES:
         found = pattern.search(text)
