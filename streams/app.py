@@ -23,6 +23,8 @@ Guarantees:
   transaction lost in a broker restart) restarts itself in place from the last commit
   (streams/stall_guard.py). The LLM agent's acks are not watched: with concurrent calls they
   complete out of order, so a slow call legitimately holds its partition's commit back.
+* The changelog holds each key's state without its window's bodies, and each body once
+  (streams/state_changelog.py): a batch writes bytes in proportion to what it changed.
 * LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency) and hold no
   state; the processor never waits for a model.
 
@@ -39,7 +41,6 @@ from collections.abc import Hashable
 from typing import Any, Literal
 
 import faust
-import orjson
 
 from processors.config import OMConfig
 from processors.machine import counter_for
@@ -60,6 +61,7 @@ from streams.restart import error_name, restart_in_place
 from streams.services.kafka_replication import Replication
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
+from streams.state_changelog import StateTable
 from streams.topics import Topics
 from streams.transactions import confirm, send_with_input
 
@@ -188,7 +190,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                           compacting=True, deleting=False,
                           config={"max.message.bytes": str(MAX_RECORD_BYTES),
                                   **Replication.for_factor(app.conf.topic_replication_factor).topic_config()})
-    table = app.Table(STATE_TABLE, default=None, partitions=settings.partitions, changelog_topic=changelog)
+    table = app.tables.add(StateTable(app, name=STATE_TABLE, default=None, beacon=app.tables.beacon,
+                                      partitions=settings.partitions, changelog_topic=changelog))
     owners: dict[str, int] = {}
 
     @app.on_partitions_assigned.connect
@@ -202,6 +205,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
         for key in [k for k, p in owners.items() if p not in kept]:
             owners.pop(key, None)
             table.data.pop(key, None)
+            table.unwritten.discard(key)
 
     folder = BatchFolder(config, topics)
 
@@ -254,14 +258,14 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
     for record in result.outgoing:
         deliveries.append(await send_with_input(app, source[record.partition], record.partition, record.topic,
                                                 record.key, record.value))
-    for key, partition in result.changed.items():
-        owners[key] = partition
-        deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
-                                                orjson.dumps(key), table.data[key].to_bytes()))
-    for key, partition in result.deleted.items():
-        owners.pop(key, None)
-        deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
-                                                orjson.dumps(key), None))
+    for key, partition in [*result.changed.items(), *result.deleted.items()]:
+        if key in result.changed:
+            owners[key] = partition
+        else:
+            owners.pop(key, None)
+        for changelog_key, value in table.writes(key, result.before.get(key), table.data.get(key)):
+            deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
+                                                    changelog_key, value))
     await confirm(deliveries)
     metrics.events_emitted(result.event_counts)
     for stage, field in result.dead_letter_reasons:

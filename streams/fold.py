@@ -71,6 +71,7 @@ class Outgoing:
 class FoldResult:
     outgoing: list[Outgoing] = field(default_factory=list)
     changed: dict[str, int] = field(default_factory=dict)
+    before: dict[str, KeyState | None] = field(default_factory=dict)  # each touched key's state before the batch
     deleted: dict[str, int] = field(default_factory=dict)
     dead_letters: int = 0
     dead_letter_reasons: list[tuple[str, str | None]] = field(default_factory=list)  # (stage, field)
@@ -122,6 +123,8 @@ class BatchFolder:
             result.results_without_state += 1
             log.warning("om.fold.result_without_state", extra={"partition": record.partition, "offset": record.offset,
                                                                "cycle_id": event.cycle_id})
+        if key not in result.before:
+            result.before[key] = states.get(key)
         decision = decide(states.get(key), event, self.config)
         if decision.rejection is not None:
             raise _Rejected(decision.rejection.field, decision.rejection.reason)

@@ -1,23 +1,26 @@
-"""The Faust codec of the state table: a :class:`KeyState` as compact JSON in the changelog."""
+"""The Faust codec of the state table's changelog: bytes through unchanged.
+
+The changelog holds several record kinds (streams/state_changelog.py), which the table decodes
+itself, by key, when it applies them; Faust must not guess a value's type first.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from faust.serializers import codecs
 
-from processors.machine import KeyState
+from streams.state_changelog import encode_state
 
 CODEC_NAME = "om_state"
 
 
 class KeyStateCodec(codecs.Codec):
     def _dumps(self, obj: Any) -> bytes:
-        return obj.to_bytes()
+        return obj if isinstance(obj, bytes) else encode_state(obj)
 
     def _loads(self, s: bytes) -> Any:
-        return KeyState.from_obj(orjson.loads(s))
+        return s
 
 
 def register() -> None:
