@@ -8,7 +8,8 @@ Rules this module keeps:
 
 * Labels come from closed sets only: a topic's kind, a partition number, a role, a configured
   model name, a lifecycle event type, a dead letter's stage and field class, a route template, an
-  HTTP status. Never a thread, resource, message or cycle id, a key, or any text of a message or
+  HTTP status, a reader refusal's or connection cut's reason. Never a thread, resource, message or
+  cycle id, a bearer token, a client address, a key, or any text of a message or
   an error — :data:`LABEL_NAMES` lists every label name in use and a unit test holds them to it.
 * A value from outside (a topic name, an event type, a dead letter's field path) is mapped onto
   its closed set here; anything unknown becomes ``other``, so a hostile input cannot grow a series.
@@ -41,8 +42,10 @@ DEAD_LETTER_STAGES = frozenset({"decode", "validate", "apply"})
 FAILURE_KINDS = frozenset({"observation-failed", "buffering-failed", "reflection-failed",
                            "reflection-buffering-failed", "llm-call", "degenerate-output", "idle-tick-send",
                            "result-without-state"})
+REFUSAL_REASONS = frozenset({"busy", "token-busy", "token-rate"})
+CUT_REASONS = frozenset({"cap", "slow-head", "idle", "slow-body"})
 LABEL_NAMES = frozenset({"input", "topic", "partition", "kind", "role", "model", "outcome", "direction",
-                         "type", "stage", "field", "route", "method", "status"})
+                         "type", "stage", "field", "route", "method", "status", "reason"})
 OTHER = "other"
 
 
@@ -83,6 +86,13 @@ FAILURES = Counter("om_failures", "Failures by kind (failed cycles, failed model
 DEAD_LETTERS = Counter("om_dead_letters", "Dead letters by stage and field class", ["stage", "field"])
 READER_SECONDS = Histogram("om_reader_request_seconds", "Reader HTTP request latency by route template",
                            ["route", "method", "status"], buckets=SECONDS)
+READER_REFUSED = Counter("om_reader_refused", "Reader calls answered 429 by admission control, by route template "
+                         "and reason (busy: the route's budget is used up; token-busy: the token's share of it; "
+                         "token-rate: the token's recall rate)", ["route", "reason"])
+READER_CONNECTIONS_CUT = Counter("om_reader_connections_cut", "Reader connections closed by the reader, by reason "
+                                 "(cap: refused over the connection cap; slow-head, idle, slow-body: timeouts)",
+                                 ["reason"])
+READER_CONNECTIONS_OPEN = Gauge("om_reader_connections_open", "Connections open on the reader's listener")
 
 
 def exposition() -> tuple[bytes, str]:
@@ -123,6 +133,15 @@ def events_emitted(counts: dict[tuple[str, str | None], int]) -> None:
 def dead_letter(stage: str, field: str | None) -> None:
     head = (field or "none").replace("[", ".").split(".", 1)[0]
     DEAD_LETTERS.labels(_closed(stage, DEAD_LETTER_STAGES), _closed(head, DEAD_LETTER_FIELDS)).inc()
+
+
+def reader_refused(route: str, reason: str) -> None:
+    """``route`` is a route template (never a path, which holds a thread id)."""
+    READER_REFUSED.labels(route, _closed(reason, REFUSAL_REASONS)).inc()
+
+
+def reader_connection_cut(reason: str) -> None:
+    READER_CONNECTIONS_CUT.labels(_closed(reason, CUT_REASONS)).inc()
 
 
 def failure(kind: str, count: int = 1) -> None:

@@ -82,6 +82,24 @@ class Settings(BaseSettings):
     reader_tokens: dict[str, list[str]] = Field(
         default_factory=dict, description="JSON {bearer token: [resource ids it may read]}"
     )
+    reader_read_concurrency: int = Field(default=64, ge=1, description="context/status calls in flight, all "
+                                         "tokens together; beyond it 429 (streams/reader/admission.py)")
+    reader_read_per_token: int = Field(default=16, ge=1, description="context/status calls in flight per token")
+    reader_recall_concurrency: int = Field(default=2, ge=1, description="recall calls running (each on its own "
+                                           "thread), all tokens together; never taken from the read budget")
+    reader_recall_per_token: int = Field(default=1, ge=1, description="recall calls running per token")
+    reader_recall_rate: float = Field(default=2.0, ge=0, description="recall calls a second per token, "
+                                      "sustained (token bucket); 0 = no rate limit")
+    reader_recall_burst: int = Field(default=10, ge=1, description="recall calls one token may make at once "
+                                     "after a quiet spell (the bucket's size)")
+    reader_max_connections: int = Field(default=256, ge=1, description="open connections on the reader's "
+                                        "listener; one more gets a 503 and is closed (streams/reader/connections.py)")
+    reader_header_timeout_s: float = Field(default=10.0, gt=0, description="a request head must be complete "
+                                           "this long after the connection opened or its first byte arrived")
+    reader_idle_timeout_s: float = Field(default=30.0, gt=0, description="a keep-alive connection that sends "
+                                         "nothing between requests for this long is closed")
+    reader_body_timeout_s: float = Field(default=10.0, gt=0, description="a request body must arrive within "
+                                         "this long (else 408)")
     hooks: dict[HookSlot, list[str]] = Field(
         default_factory=dict, description='JSON {"before_observation": ["module:function", ...], ...}'
     )

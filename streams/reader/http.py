@@ -12,11 +12,16 @@ by route template (never the path, which holds a thread id). The memory view (st
 mounted at ``/ui/``; it checks the same tokens itself (header, or its sign-in cookie). Errors are JSON ``{"error": ...}``; no handler ever echoes data of another resource. A
 ClickHouse server that cannot be reached (clickhouse-connect's transport ``OperationalError``) is a
 503 with ``Retry-After`` and one WARNING line, not a traceback; the next request simply tries again.
+
+Admission (streams/reader/admission.py): context and status share the read budget, recall has its
+own, each with a per-token share, held only around the call's work (after its arguments were
+checked and its body read); a call over a limit is a 429 with ``Retry-After`` at once, never
+queued. Open paths are not budgeted. Recall's body must arrive within the body timeout
+(streams/reader/connections.py, which also caps and times out the connections themselves).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import hmac
 import logging
@@ -30,16 +35,22 @@ from pydantic import BaseModel
 from urllib3.exceptions import HTTPError
 
 from streams import metrics
+from streams.reader.admission import Admission, Refused
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
+from streams.reader.connections import ConnectionGuard, read_body
 from streams.reader.models import ContextResponse, ErrorResponse, StatusResponse
 from streams.reader.openapi import openapi_document
+from streams.settings import get_settings
 from streams.ui import UI_PREFIX, create_ui_app
 
 log = logging.getLogger(__name__)
 
 READER = web.AppKey("reader", Reader)
 TOKENS = web.AppKey("tokens", dict)
+ADMISSION = web.AppKey("admission", Admission)
+CONNECTIONS = web.AppKey("connections", ConnectionGuard)
 RESOURCES = web.RequestKey("resources", frozenset)
+CALLER = web.RequestKey("caller", str)  # the bearer token, for its share of the budgets only
 OPEN_PATHS = frozenset({"/openapi.json", "/healthz", "/metrics"})
 MAX_WAIT_S = 30.0
 RETRY_AFTER_S = 5
@@ -48,11 +59,19 @@ _TRANSPORT_PHRASES = ("executing HTTP request", "Failed to read response data fr
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def create_app(reader: Reader, tokens: Mapping[str, Sequence[str]]) -> web.Application:
-    """The reader's aiohttp application; ``tokens`` maps bearer tokens to readable resource ids."""
-    app = web.Application(middlewares=[_timed, _errors, _auth])
+def create_app(reader: Reader, tokens: Mapping[str, Sequence[str]], *, admission: Admission | None = None,
+               connections: ConnectionGuard | None = None) -> web.Application:
+    """The reader's aiohttp application; ``tokens`` maps bearer tokens to readable resource ids.
+    ``admission`` and ``connections`` default to the process settings' limits; serve the app through
+    a :class:`~streams.reader.connections.GuardedSite` of the same ``connections`` to cap and time out
+    connections (streams/reader/serve.py does)."""
+    connections = connections or ConnectionGuard.from_settings(get_settings())
+    app = web.Application(middlewares=[connections.middleware, _timed, _errors, _auth])
     app[READER] = reader
     app[TOKENS] = {token: frozenset(resources) for token, resources in tokens.items()}
+    app[ADMISSION] = admission or Admission.from_settings(get_settings())
+    app[CONNECTIONS] = connections
+    app.on_cleanup.append(_close_admission)
     app.router.add_get("/openapi.json", _openapi)
     app.router.add_get("/healthz", _health)
     app.router.add_get("/metrics", _metrics)
@@ -72,6 +91,16 @@ def _error(status: int, message: str) -> web.Response:
     return _json(ErrorResponse(error=message), status)
 
 
+def _retry_later(status: int, message: str, seconds: int) -> web.Response:
+    response = _error(status, message)
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
+async def _close_admission(app: web.Application) -> None:
+    app[ADMISSION].close()
+
+
 @web.middleware
 async def _timed(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Latency by route template (``/v1/threads/{thread_id}/context``), method and status."""
@@ -85,10 +114,14 @@ async def _timed(request: web.Request, handler: Handler) -> web.StreamResponse:
         status = error.status
         raise
     finally:
-        resource = request.match_info.route.resource
-        route = resource.canonical if resource is not None else "unmatched"
         method = request.method if request.method in ("GET", "POST", "HEAD") else "other"
-        metrics.READER_SECONDS.labels(route, method, str(status)).observe(time.monotonic() - started)
+        metrics.READER_SECONDS.labels(_route(request), method, str(status)).observe(time.monotonic() - started)
+
+
+def _route(request: web.Request) -> str:
+    """The route template (``/v1/threads/{thread_id}/context``), never the path."""
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else "unmatched"
 
 
 @web.middleware
@@ -99,15 +132,24 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return _error(404, "thread not found")
     except NotCaughtUp as error:
         return _error(504, str(error))
+    except Refused as refused:
+        metrics.reader_refused(_route(request), refused.reason)
+        log.debug("reader.admission.refused", extra={"route": _route(request), "reason": refused.reason})
+        return _retry_later(429, _REFUSALS[refused.reason].format(refused.retry_after), refused.retry_after)
     except web.HTTPException as error:
         return _error(error.status, error.reason)
     except OperationalError as error:
         if not _unreachable(error):
             raise
         log.warning("reader.clickhouse.unavailable", extra={"path": request.path, "reason": type(error).__name__})
-        response = _error(503, f"ClickHouse is not reachable; retry in {RETRY_AFTER_S} s")
-        response.headers["Retry-After"] = str(RETRY_AFTER_S)
-        return response
+        return _retry_later(503, f"ClickHouse is not reachable; retry in {RETRY_AFTER_S} s", RETRY_AFTER_S)
+
+
+_REFUSALS = {
+    "busy": "the reader is busy with calls of this kind; retry in {} s",
+    "token-busy": "this token has as many calls of this kind in flight as it may; retry in {} s",
+    "token-rate": "this token made more calls of this kind than its rate allows; retry in {} s",
+}
 
 
 def _unreachable(error: BaseException) -> bool:
@@ -127,6 +169,7 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         log.info("reader.auth.refused", extra={"path": request.path})
         return _error(401, "missing or unknown bearer token")
     request[RESOURCES] = resources
+    request[CALLER] = presented
     return await handler(request)
 
 
@@ -160,28 +203,33 @@ async def _context(request: web.Request) -> web.Response:
     resource_id = _resource(request, request.query.get("resource_id"))
     wait_for = request.query.get("wait_for_message_id")
     timeout = _number(request.query.get("timeout", "5"), "timeout", 0, MAX_WAIT_S)
-    context = await request.app[READER].context(thread_id, resource_id, wait_for_message_id=wait_for,
-                                                timeout=timeout)
+    with request.app[ADMISSION].read.admit(request[CALLER]):
+        context = await request.app[READER].context(thread_id, resource_id, wait_for_message_id=wait_for,
+                                                    timeout=timeout)
     return _json(ContextResponse.of(thread_id, resource_id, context))
 
 
 async def _status(request: web.Request) -> web.Response:
     thread_id = request.match_info["thread_id"]
     resource_id = _resource(request, request.query.get("resource_id"))
-    status = await request.app[READER].status(thread_id, resource_id)
+    with request.app[ADMISSION].read.admit(request[CALLER]):
+        status = await request.app[READER].status(thread_id, resource_id)
     return _json(StatusResponse(thread_id=thread_id, resource_id=resource_id, status=status))
 
 
 async def _recall(request: web.Request) -> web.Response:
     """Delegates to :func:`streams.reader.recall.recall`, bound to the token's resource."""
+    raw = await read_body(request, request.app[CONNECTIONS])
     try:
-        body = await request.json(loads=orjson.loads)
+        body = orjson.loads(raw)
     except ValueError:
         raise web.HTTPBadRequest(reason="the body must be a JSON object") from None
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(reason="the body must be a JSON object")
     resource_id = _resource(request, body.pop("resource_id", None))
-    result = await asyncio.to_thread(request.app[READER].recall, resource_id, body)
+    admission = request.app[ADMISSION]
+    with admission.recall.admit(request[CALLER]):  # only the scan: a slow body holds no slot
+        result = await admission.in_recall_thread(request.app[READER].recall, resource_id, body)
     return web.Response(body=orjson.dumps(result), content_type="application/json")
 
 

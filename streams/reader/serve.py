@@ -3,12 +3,15 @@
 Embedded: chDB lets one process open a data directory, so the worker that sinks into it also
 serves reads — :func:`start_reader` adds the site to the worker's event loop and shares its client.
 Server mode: any number of stateless ``om reader serve`` processes against a ClickHouse server.
+Either way the listener is a :class:`~streams.reader.connections.GuardedSite` (connection cap and
+timeouts) and the app budgets its calls (streams/reader/admission.py), both from the settings.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import resource
 import signal
 
 from aiohttp import web
@@ -19,7 +22,9 @@ from streams.clickhouse import connect
 from streams.embeddings import get_embedder
 from streams.om_config import load_config
 from streams.migrate import apply_migrations
+from streams.reader.admission import Admission
 from streams.reader.api import Reader
+from streams.reader.connections import ConnectionGuard, GuardedSite
 from streams.reader.context_cache import ContextCache
 from streams.reader.http import create_app
 from streams.settings import Settings
@@ -35,12 +40,24 @@ async def start_reader(client: Client, settings: Settings, config: OMConfig | No
         log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
     embedder = get_embedder(settings.embedder) if settings.embedder else None
     reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache)
-    app = create_app(reader, settings.reader_tokens)
-    runner = web.AppRunner(app, access_log=None)
+    _check_descriptor_limit(settings.reader_max_connections)
+    connections = ConnectionGuard.from_settings(settings)
+    app = create_app(reader, settings.reader_tokens, admission=Admission.from_settings(settings),
+                     connections=connections)
+    runner = web.AppRunner(app, access_log=None, **connections.runner_args())
     await runner.setup()
-    await web.TCPSite(runner, settings.reader_host, settings.reader_port).start()
+    await GuardedSite(runner, settings.reader_host, settings.reader_port, connections).start()
     log.info("reader.serving", extra={"host": settings.reader_host, "port": settings.reader_port})
     return runner
+
+
+def _check_descriptor_limit(max_connections: int) -> None:
+    """The cap protects the process's other descriptors (chDB's files, the broker's sockets) only
+    while it stays well below the process's limit."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and max_connections > soft // 2:
+        log.warning("reader.connection_cap_high", extra={"max_connections": max_connections, "descriptor_limit": soft,
+                                                         "hint": "lower OM_READER_MAX_CONNECTIONS or raise ulimit -n"})
 
 
 async def serve_reader(settings: Settings) -> None:

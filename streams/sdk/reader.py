@@ -23,6 +23,8 @@ _HINTS = {
     401: "pass a token listed in the worker's OM_READER_TOKENS (--token or OM_READER_TOKEN)",
     403: "this token may not read that resource; name another resource_id or use another token",
     404: "the thread is not known for that resource yet; check the ids, or wait for the sink",
+    408: "the request body arrived too slowly (OM_READER_BODY_TIMEOUT_S); send it again",
+    429: "this token has used its share of the reader for now; retry after the answer's Retry-After seconds",
     504: "the message is not materialised yet; retry, or raise the timeout (at most 30 s)",
 }
 

@@ -29,6 +29,8 @@ from schemas.messages import ChatMessage
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.sink import Sink, SinkOptions
+from streams.sink.rows import delta_rows, event_rows, message_rows
+from streams.sink.writer import write_batch
 from streams.topics import Topics
 from tests.unit.machine.core_driver import MINUTE, T0, message
 from streams.harness.echo_model import respond
@@ -101,6 +103,20 @@ async def publish(bootstrap: str, topics: Topics, conversation: Conversation) ->
         return len(futures)
     finally:
         await producer.stop()
+
+
+def store_rows(client: Client, conversation: Conversation) -> None:
+    """The sink's rows written straight into the engine (no broker), deltas first: messages then land
+    after a deletion, as a lagging topic would.
+
+    Deltas are encoded with their nulls: ``to_bytes`` drops a resource-scope record's null
+    ``thread_id``, which the decoder then requires (a wire-format issue outside the reader).
+    """
+    write_batch(client, [
+        *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
+        *(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(conversation.messages)),
+        *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events)),
+    ])
 
 
 def database_client(clickhouse_dsn: str) -> Client:

@@ -18,27 +18,12 @@ from processors.config import OMConfig
 from schemas.control import ThreadDeleted
 from streams.reader import Reader, ThreadNotFound, queries
 from streams.reader.queries import WindowRequest
-from streams.sink.rows import delta_rows, event_rows, message_rows
-from streams.sink.writer import write_batch
-from tests.integration.om_pipeline import REFLECTIVE, Conversation, database_client
+from tests.integration.om_pipeline import REFLECTIVE, Conversation, database_client, store_rows
 from tests.unit.machine.core_driver import MINUTE, T0
 
 pytestmark = pytest.mark.integration
 NOW = T0 + 30 * 86_400_000
 CRAFTED = ["t0' OR '1'='1", "t0\\' --", "%", "t0\x00", "t0\"; DROP TABLE om_messages; --"]
-
-
-def store(client: Client, conversation: Conversation) -> None:
-    """The sink's rows, deltas first: messages then land after a deletion, as a lagging topic would.
-
-    Deltas are encoded with their nulls: ``to_bytes`` drops a resource-scope record's null
-    ``thread_id``, which the decoder then requires (a wire-format issue outside the reader).
-    """
-    write_batch(client, [
-        *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
-        *(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(conversation.messages)),
-        *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events)),
-    ])
 
 
 def talked(config: OMConfig) -> Conversation:
@@ -89,7 +74,7 @@ async def test_concurrent_reads_equal_sequential_reads(clickhouse_dsn, options) 
     conversation = talked(config)
     assert conversation.states["thread:t0"].record.generation >= 1, "a thread must have reflected"
     client = database_client(clickhouse_dsn)
-    store(client, conversation)
+    store_rows(client, conversation)
     reader = Reader(client, config)
     asked = requests(conversation)
 
@@ -110,7 +95,7 @@ async def test_concurrent_reads_in_resource_scope(clickhouse_dsn) -> None:
     for n in range(6):
         conversation.talk(40, thread=f"t{n}", resource=f"r{n % 2}", start=T0 + n * MINUTE)
     client = database_client(clickhouse_dsn)
-    store(client, conversation)
+    store_rows(client, conversation)
     reader = Reader(client, config)
     asked = requests(conversation)
 
@@ -124,7 +109,7 @@ async def test_concurrent_waits_for_messages(clickhouse_dsn) -> None:
     config = OMConfig.model_validate(REFLECTIVE)
     conversation = talked(config)
     client = database_client(clickhouse_dsn)
-    store(client, conversation)
+    store_rows(client, conversation)
     reader = Reader(client, config)
     last = {m.thread_id: m for _, m in conversation.messages}
     waits = [reader.context(m.thread_id, m.resource_id, wait_for_message_id=m.id, timeout=5, now_ms=NOW)
@@ -150,7 +135,7 @@ async def test_a_failing_query_fails_only_its_caller(clickhouse_dsn) -> None:
     config = OMConfig.model_validate(REFLECTIVE)
     conversation = talked(config)
     client = database_client(clickhouse_dsn)
-    store(client, conversation)
+    store_rows(client, conversation)
     expected = Reader(client, config)
     reader = Reader(FailingFor(client, "t7"), config)  # type: ignore[arg-type]
     threads = [(f"t{n}", f"r{n % 3}") for n in range(12)]
@@ -168,7 +153,7 @@ async def test_one_batch_answers_one_thread_at_several_head_versions(clickhouse_
     config = OMConfig.model_validate(REFLECTIVE)
     conversation = talked(config)
     client = database_client(clickhouse_dsn)
-    store(client, conversation)
+    store_rows(client, conversation)
     head = Reader(client, config).resolve("t0", "r0").head
     assert head is not None and head.version > 1
     asked = [WindowRequest("r0", "t0", "thread:t0", version) for version in (0, head.version // 2, head.version)]

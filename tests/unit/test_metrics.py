@@ -167,13 +167,15 @@ def test_every_label_set_is_bounded_and_holds_no_id_from_a_run() -> None:
     assert {f.name for f in families} >= {"om_records_folded", "om_batch_seconds", "om_consumer_lag",
                                           "om_jobs_in_flight", "om_llm_calls", "om_llm_call_seconds",
                                           "om_llm_tokens", "om_failures", "om_dead_letters",
-                                          "om_reader_request_seconds", "om_lifecycle_events"}
+                                          "om_reader_request_seconds", "om_lifecycle_events", "om_reader_refused",
+                                          "om_reader_connections_cut", "om_reader_connections_open"}
     for family in families:
         for sample in family.samples:
             assert set(sample.labels) <= metrics.LABEL_NAMES | {"le"}, (family.name, sample.labels)
     bounded = {"input": metrics.TOPIC_KINDS, "topic": metrics.TOPIC_KINDS, "type": metrics.EVENT_TYPES,
                "kind": metrics.FAILURE_KINDS | {"observe", "reflect"}, "stage": metrics.DEAD_LETTER_STAGES,
-               "field": metrics.DEAD_LETTER_FIELDS, "outcome": {"ok", "failed"}, "direction": {"input", "output"}}
+               "field": metrics.DEAD_LETTER_FIELDS, "outcome": {"ok", "failed"}, "direction": {"input", "output"},
+               "reason": metrics.REFUSAL_REASONS | metrics.CUT_REASONS}
     for family in families:
         for sample in family.samples:
             for name, allowed in bounded.items():
