@@ -67,21 +67,18 @@ _RULES: tuple[tuple[re.Pattern[str], Rule], ...] = (
 )
 
 
-_HINT = re.compile(r"day|tonight|this|tomorrow|week|month", re.I)
-"""A substring every rule's match contains (weekdays, "today" and "yesterday" end in "day"): most
-sentences have none, and one search then stands in for all the rules'."""
+_ANY = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in _RULES), re.I)
+"""Every rule at once: the alternation finds the earliest position any rule matches at, and there
+the first rule in order, which is the rule the rules tried one by one would pick."""
 
 
 def resolve(text: str, day: date) -> Resolved | None:
     """The first relative date in ``text``, resolved against ``day``; None when there is none."""
-    if _HINT.search(text) is None:
+    first = _ANY.search(text)
+    if first is None:
         return None
-    best: tuple[int, Resolved] | None = None
     for pattern, rule in _RULES:
-        found = pattern.search(text)
-        if found is None or (best is not None and found.start() >= best[0]):
-            continue
-        kind, when = rule(found, day)
-        label = when if isinstance(when, str) else fmt(when)
-        best = (found.start(), Resolved(found[0], f"({kind} {label})"))
-    return best[1] if best else None
+        if (found := pattern.match(text, first.start())) is not None:
+            kind, when = rule(found, day)
+            return Resolved(found[0], f"({kind} {when if isinstance(when, str) else fmt(when)})")
+    return None
