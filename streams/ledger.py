@@ -2,8 +2,8 @@
 
 One question, asked by ``om costs`` and the memory view alike: model calls, billed tokens (input,
 of which cached, and output) and cost by UTC day, resource, role and model. Bound to one resource
-when named; ids are bound as parameters. A cost is summed over the priced calls only, and the unpriced ones are counted beside
-it, so "—" never hides behind a zero.
+when named; ids are bound as parameters. A cost is summed over the priced calls only, and the
+unpriced ones are counted beside it, so "—" never hides behind a zero.
 """
 
 from __future__ import annotations

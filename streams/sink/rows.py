@@ -123,8 +123,8 @@ def result_rows(value: bytes, offset: int) -> Rows:
     row = [resource, result.key, result.cycle_id, "observer" if result.kind == "observe-result" else "reflector",
            result.model or "", result.mode, int(result.ok), result.attempts, usage.input_tokens,
            usage.cached_input_tokens, usage.output_tokens,
-           call_cost(result.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens), result.started_at,
-           result.completed_at, offset]
+           call_cost(result.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens),
+           result.started_at, result.completed_at, offset]
     return Rows({"om_model_calls": [row]})
 
 
