@@ -127,6 +127,9 @@ class ResultHeader(VersionedModel):
     resource_id: str | None = Field(default=None, description="the job's resource, for the cost ledger")
     warnings: list[str] | None = Field(default=None, description="what the parser had to repair or "
                                        "found missing in the model's answer (issue 24); None = none")
+    traceparent: str | None = Field(default=None, max_length=128, description="W3C trace context of the "
+                                    "worker's span for this job, when tracing is on there (streams/tracing); "
+                                    "None = off, or an older worker")
 
 
 class ObserveResult(ResultHeader):

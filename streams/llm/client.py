@@ -37,7 +37,7 @@ from typing import Any, Awaitable, Callable, Mapping
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
 
 from processors.model_port import ModelCall, ModelCallError, ModelReply  # noqa: E402
-from streams import metrics  # noqa: E402
+from streams import metrics, tracing  # noqa: E402
 from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
 from streams.llm.models import (  # noqa: E402
     max_output_cap,
@@ -101,6 +101,7 @@ class LiteLLMClient:
             **kwargs,
         )
 
+    @tracing.traced_call
     async def complete(self, call: ModelCall) -> ModelReply:
         if self._completion is None:
             await self._load()

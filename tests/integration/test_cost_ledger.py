@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 from schemas.jobs import ObserveResult, ReflectResult, Usage
 from streams.cli import app
 from streams.clickhouse import connect
+from streams.costs import call_cost
 from streams.ledger import by_day
 from streams.migrate import MIGRATIONS_DIR, apply_migrations
 from streams.settings import get_settings
-from streams.costs import call_cost
 from streams.sink.rows import MODEL_CALL_COLUMNS, result_rows
 
 pytestmark = pytest.mark.integration
