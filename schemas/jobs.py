@@ -88,15 +88,23 @@ class ReflectJob(JobHeader):
 
 
 class Usage(WireModel):
-    """Tokens the provider billed; summed over every attempt of a cycle."""
+    """Tokens the provider billed; summed over every attempt of a cycle.
+
+    ``input_tokens`` counts every prompt token, the cached ones included; ``cached_input_tokens``
+    is the part of them the provider read from its prompt cache (billed at a lower price). It is
+    left off the wire while 0, so a result without cache hits reads as before in an older reader,
+    and a record of an older worker, which has no such field, reads as 0.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = Field(default=0, ge=0, exclude_if=lambda tokens: tokens == 0)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
         )
 
     @property
@@ -119,6 +127,9 @@ class ResultHeader(VersionedModel):
     resource_id: str | None = Field(default=None, description="the job's resource, for the cost ledger")
     warnings: list[str] | None = Field(default=None, description="what the parser had to repair or "
                                        "found missing in the model's answer (issue 24); None = none")
+    traceparent: str | None = Field(default=None, max_length=128, description="W3C trace context of the "
+                                    "worker's span for this job, when tracing is on there (streams/tracing); "
+                                    "None = off, or an older worker")
 
 
 class ObserveResult(ResultHeader):

@@ -2,7 +2,8 @@
 
 ``LITELLM_LOCAL_MODEL_COST_MAP`` is set before litellm is imported, so pricing never reaches the
 network. A model the map does not know (the offline ``om-deterministic`` model, a self-hosted one)
-has no cost: None, shown as "—", never a guessed zero.
+has no cost: None, shown as "—", never a guessed zero. Cached input tokens (part of the input
+tokens) are priced at the map's cache-read price where it has one, else as plain input.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litel
 from streams.llm.models import to_litellm_model
 
 
-def call_cost(model: str | None, input_tokens: int, output_tokens: int) -> float | None:
-    """USD for one call's tokens at the map's per-token prices, or None for an unpriced model."""
+def call_cost(model: str | None, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float | None:
+    """USD for one call's tokens at the map's per-token prices, or None for an unpriced model.
+
+    ``input_tokens`` includes the ``cached_input_tokens``, as litellm reports them."""
     if not model:
         return None
     import litellm
@@ -23,7 +26,8 @@ def call_cost(model: str | None, input_tokens: int, output_tokens: int) -> float
     litellm.suppress_debug_info = True  # an unpriced model is an answer here, not a banner on stdout
     try:
         prompt, completion = litellm.cost_per_token(model=to_litellm_model(model), prompt_tokens=input_tokens,
-                                                    completion_tokens=output_tokens)
+                                                    completion_tokens=output_tokens,
+                                                    cache_read_input_tokens=cached_input_tokens)
     except Exception:  # noqa: BLE001 -- litellm raises for a model it has no price for; that is "unknown", not an error
         return None
     return float(prompt) + float(completion)

@@ -32,6 +32,7 @@ from schemas.control import decode_control
 from schemas.dlq import DeadLetter
 from schemas.jobs import ObserveResult, ReflectResult, decode_result
 from schemas.messages import ChatMessage
+from streams import tracing
 from streams.job_size import fit_job, too_big_result
 from streams.restart import error_name
 from streams.topics import RECORD_LIMIT, Topics
@@ -128,6 +129,7 @@ class BatchFolder:
         decision = decide(states.get(key), event, self.config)
         if decision.rejection is not None:
             raise _Rejected(decision.rejection.field, decision.rejection.reason)
+        tracing.decided(event, states.get(key), decision)  # off: a None check (streams/tracing)
         state, outgoing, event_types = self._effects(key, decision, record.partition)
         if state is None:
             if states.pop(key, None) is not None or key in result.changed:

@@ -16,7 +16,7 @@ from typing import Any
 import faust
 from aiokafka.errors import KafkaError
 
-from streams import logs
+from streams import logs, tracing
 from streams.app import Role, build_app
 from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
@@ -72,6 +72,10 @@ class _Worker(faust.Worker):
 def run_worker(role: Role = "all") -> None:
     settings, config = configured(models=role != "processor")  # or exit with one line
     logs.configure(settings.log_level)
+    try:
+        tracing.start(role=role)  # off unless OTEL_* asks for it (streams/tracing/settings.py)
+    except tracing.TracingConfigError as error:
+        raise SystemExit(f"om: bad configuration: {error}") from None
     settings = asyncio.run(prepare_broker(settings))
     app = build_app(settings, config, role)
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)

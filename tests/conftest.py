@@ -9,6 +9,7 @@ PostgreSQL store's server) is always a local throwaway cluster (:mod:`tests.post
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
@@ -18,6 +19,8 @@ from streams.services.kafka_topics import create_topics, delete_topics
 from tests import backends, postgres_server
 
 NO_TESTS_COLLECTED = 5
+# litellm's cost map from the copy it ships, whichever test imports litellm first (it reads this on import)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

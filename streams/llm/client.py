@@ -36,8 +36,8 @@ from typing import Any, Awaitable, Callable, Mapping
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
 
-from processors.model_port import ModelCall, ModelCallError, ModelReply, Usage  # noqa: E402
-from streams import metrics  # noqa: E402
+from processors.model_port import ModelCall, ModelCallError, ModelReply  # noqa: E402
+from streams import metrics, tracing  # noqa: E402
 from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
 from streams.llm.models import (  # noqa: E402
     max_output_cap,
@@ -46,6 +46,7 @@ from streams.llm.models import (  # noqa: E402
     to_litellm_model,
 )
 from streams.llm.retry import RetryError, RetryPolicy, with_retry  # noqa: E402
+from streams.llm.usage import usage_of  # noqa: E402
 
 Completion = Callable[..., Awaitable[Any]]
 log = logging.getLogger("streams.llm.calls")
@@ -100,6 +101,7 @@ class LiteLLMClient:
             **kwargs,
         )
 
+    @tracing.traced_call
     async def complete(self, call: ModelCall) -> ModelReply:
         if self._completion is None:
             await self._load()
@@ -181,12 +183,13 @@ class LiteLLMClient:
                 transient=exc.transient,
                 attempts=exc.attempts,
             ) from exc.last
-        reply = ModelReply(text=_content(response), usage=_usage(response), attempts=attempts,
+        reply = ModelReply(text=_content(response), usage=usage_of(response), attempts=attempts,
                            model=kwargs["model"], finish_reason=_finish_reason(response))
         metrics.llm_call(call.role, kwargs["model"], time.monotonic() - started, ok=True,
                          input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens)
         log.info("om.llm.call.done", extra=_fields(
             call, kwargs, attempts=attempts, input_tokens=reply.usage.input_tokens,
+            cached_input_tokens=reply.usage.cached_input_tokens,
             output_tokens=reply.usage.output_tokens, finish_reason=reply.finish_reason, latency_ms=_ms(started)))
         return reply
 
@@ -238,13 +241,3 @@ def _finish_reason(response: Any) -> str | None:
     except (AttributeError, IndexError):
         return None
     return str(reason) if reason else None
-
-
-def _usage(response: Any) -> Usage:
-    usage = getattr(response, "usage", None)
-    if usage is None:
-        return Usage()
-    return Usage(
-        input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-    )

@@ -21,6 +21,7 @@ from processors.reflector.types import ReflectorMode, ReflectorRequest, Reflecto
 from processors.tokens import TokenCounter
 from processors.extraction.working_memory import working_memory_extractor
 from schemas.jobs import ObserveJob, ObserveResult, PriorMetadata, ReflectJob, ReflectResult
+from streams import tracing
 from streams.hooks.transform import NO_HOOKS, HookFailed, TransformHooks
 
 
@@ -116,6 +117,7 @@ async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
     )
 
 
+@tracing.traced_job
 async def run_job(job: ObserveJob | ReflectJob, config: OMConfig, llm: ModelClient,
                   counter: TokenCounter, hooks: TransformHooks = NO_HOOKS) -> ObserveResult | ReflectResult:
     started = _now_ms()

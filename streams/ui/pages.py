@@ -97,10 +97,11 @@ def _costs(reader: Reader, resource_id: str) -> str:
     if not lines:
         return '<p class="muted">no model calls yet</p>'
     cells = [[esc(line.day), esc(line.role), f"<code>{esc(line.model or '?')}</code>", f"{line.calls:,}",
-              tokens(line.input_tokens), tokens(line.output_tokens),
+              tokens(line.input_tokens), tokens(line.cached_input_tokens), tokens(line.output_tokens),
               usd(line.cost_usd) + (f" (+{line.unpriced} unpriced)" if line.unpriced and line.cost_usd is not None
                                     else "")] for line in lines]
-    return table(["day (UTC)", "role", "model", "calls", "input tokens", "output tokens", "cost"], cells, cls="costs")
+    return table(["day (UTC)", "role", "model", "calls", "input tokens", "of them cached", "output tokens", "cost"],
+                 cells, cls="costs")
 
 
 def _generation(head: queries.KeyHead | None) -> str:
@@ -223,16 +224,20 @@ def _call(call: queries.ModelCall | None) -> str:
     if call is None:
         return ""
     tries = f" · {call.attempts} attempts" if call.attempts > 1 else ""
-    return (f'<span class="call">{tokens(call.input_tokens)} in · {tokens(call.output_tokens)} out · '
-            f"{usd(call.cost_usd)}{tries}</span>")
+    return (f'<span class="call">{tokens(call.input_tokens)} in{_cached(call.cached_input_tokens)} · '
+            f"{tokens(call.output_tokens)} out · {usd(call.cost_usd)}{tries}</span>")
+
+
+def _cached(cached_tokens: int) -> str:
+    return f" ({tokens(cached_tokens)} cached)" if cached_tokens else ""
 
 
 def _spend(reader: Reader, view: ThreadView) -> str:
-    calls, i, o, cost, unpriced = queries.call_totals(reader.client, view.resource_id, view.key)
+    calls, i, cached, o, cost, unpriced = queries.call_totals(reader.client, view.resource_id, view.key)
     if not calls:
         return "no model calls yet"
     extra = f" (+{unpriced} unpriced)" if unpriced and cost is not None else ""
-    return f"{calls:,} model call(s) · {tokens(i)} in · {tokens(o)} out · {usd(cost)}{extra}"
+    return f"{calls:,} model call(s) · {tokens(i)} in{_cached(cached)} · {tokens(o)} out · {usd(cost)}{extra}"
 
 
 def messages(reader: Reader, view: ThreadView, which: queries.MessageFilter, cycle: str, page_no: int) -> str:

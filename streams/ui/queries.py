@@ -110,12 +110,13 @@ WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND generati
 """
 
 _CALLS = """
-SELECT cycle_id, model, attempts, input_tokens, output_tokens, cost_usd FROM om_model_calls FINAL
+SELECT cycle_id, model, attempts, input_tokens, cached_input_tokens, output_tokens, cost_usd FROM om_model_calls FINAL
 WHERE resource_id = {resource:String} AND lookup_key = {key:String} AND cycle_id IN {cycles:Array(String)}
 """
 
 _CALL_TOTALS = """
-SELECT count(), sum(input_tokens), sum(output_tokens), sum(cost_usd), countIf(cost_usd IS NULL)
+SELECT count(), sum(input_tokens), sum(cached_input_tokens), sum(output_tokens), sum(cost_usd),
+       countIf(cost_usd IS NULL)
 FROM om_model_calls FINAL WHERE resource_id = {resource:String} AND lookup_key = {key:String}
 """
 
@@ -179,6 +180,7 @@ class ModelCall:
     model: str
     attempts: int
     input_tokens: int
+    cached_input_tokens: int  # of the input tokens, read from the provider's prompt cache
     output_tokens: int
     cost_usd: float | None
 
@@ -256,14 +258,15 @@ def model_calls(client: Client, resource: str, key: str, cycles: Sequence[str]) 
     if not cycles:
         return {}
     rows = _rows(client, _CALLS, resource=resource, key=key, cycles=list(cycles))
-    return {c: ModelCall(c, m, int(a), int(i), int(o), None if cost is None else float(cost))
-            for c, m, a, i, o, cost in rows}
+    return {c: ModelCall(c, m, int(a), int(i), int(cached), int(o), None if cost is None else float(cost))
+            for c, m, a, i, cached, o, cost in rows}
 
 
-def call_totals(client: Client, resource: str, key: str) -> tuple[int, int, int, float | None, int]:
-    """(calls, input tokens, output tokens, cost of the priced ones or None, unpriced calls) of a key."""
-    calls, i, o, cost, unpriced = _rows(client, _CALL_TOTALS, resource=resource, key=key)[0]
-    return int(calls), int(i), int(o), None if cost is None else float(cost), int(unpriced)
+def call_totals(client: Client, resource: str, key: str) -> tuple[int, int, int, int, float | None, int]:
+    """(calls, input tokens, of them cached, output tokens, cost of the priced ones or None, unpriced
+    calls) of a key."""
+    calls, i, cached, o, cost, unpriced = _rows(client, _CALL_TOTALS, resource=resource, key=key)[0]
+    return int(calls), int(i), int(cached), int(o), None if cost is None else float(cost), int(unpriced)
 
 
 def generation_after(client: Client, resource: str, key: str, at: int, offset: int) -> int | None:

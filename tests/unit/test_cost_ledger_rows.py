@@ -1,4 +1,5 @@
-"""The cost ledger's rows (streams/sink/rows.py, streams/costs.py): billed tokens, priced offline."""
+"""The cost ledger's rows (streams/sink/rows.py, streams/costs.py): billed tokens, the cached input
+ones apart, priced offline."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from streams.costs import call_cost
 from streams.sink.rows import MODEL_CALL_COLUMNS, result_rows
 
 HEADER = {"cycle_id": "c1", "generation": 0, "ok": True, "started_at": 1_000, "completed_at": 2_500,
-          "usage": Usage(input_tokens=1_200, output_tokens=300), "attempts": 2}
+          "usage": Usage(input_tokens=1_200, output_tokens=300, cached_input_tokens=1_024), "attempts": 2}
 
 
 def ledger_row(result: ObserveResult | ReflectResult, offset: int = 7) -> dict:
@@ -23,13 +24,15 @@ def test_a_priced_observer_call_carries_its_tokens_and_cost_by_resource_and_mode
     row = ledger_row(ObserveResult(**HEADER, key="thread:t1", mode="sync", model="openai/gpt-4o-mini",
                                    resource_id="maya"))
     prices = litellm.model_cost["gpt-4o-mini"]
-    assert row["cost_usd"] == pytest.approx(1_200 * prices["input_cost_per_token"] + 300 * prices["output_cost_per_token"])
+    assert row["cost_usd"] == pytest.approx(176 * prices["input_cost_per_token"] + 300 * prices["output_cost_per_token"]
+                                            + 1_024 * prices["cache_read_input_token_cost"])
     assert row["cost_usd"] > 0
     assert {k: row[k] for k in ("resource_id", "lookup_key", "cycle_id", "role", "model", "mode", "ok", "attempts",
-                                "input_tokens", "output_tokens", "started_at", "completed_at", "version")} == {
+                                "input_tokens", "cached_input_tokens", "output_tokens", "started_at", "completed_at",
+                                "version")} == {
         "resource_id": "maya", "lookup_key": "thread:t1", "cycle_id": "c1", "role": "observer",
         "model": "openai/gpt-4o-mini", "mode": "sync", "ok": 1, "attempts": 2, "input_tokens": 1_200,
-        "output_tokens": 300, "started_at": 1_000, "completed_at": 2_500, "version": 7}
+        "cached_input_tokens": 1_024, "output_tokens": 300, "started_at": 1_000, "completed_at": 2_500, "version": 7}
 
 
 def test_an_unpriced_model_has_no_cost_rather_than_zero() -> None:
@@ -43,3 +46,6 @@ def test_a_result_from_an_older_worker_falls_back_to_the_resource_key() -> None:
     assert ledger_row(ObserveResult(**HEADER, key="resource:maya", mode="sync"))["resource_id"] == "maya"
     old = ledger_row(ObserveResult(**HEADER, key="thread:t1", mode="sync"))
     assert (old["resource_id"], old["model"], old["cost_usd"]) == ("", "", None)
+    older = ObserveResult(**{**HEADER, "usage": Usage(input_tokens=1_200, output_tokens=300)}, key="thread:t1",
+                          mode="sync")
+    assert ledger_row(older)["cached_input_tokens"] == 0

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FORBIDDEN = {"faust", "aiokafka", "clickhouse_connect", "litellm", "chdb", "aiohttp", "httpx", "requests", "mode"}
+FORBIDDEN = {"faust", "aiokafka", "clickhouse_connect", "litellm", "chdb", "aiohttp", "httpx", "requests", "mode",
+             "opentelemetry"}
 
 
 def _imported_roots(path: Path) -> set[str]:
