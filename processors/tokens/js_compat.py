@@ -71,7 +71,8 @@ def js_number(value: int | float) -> str:
 
 
 def js_json(value: Any, indent: int = 2) -> str:
-    """``JSON.stringify(value, null, indent)`` for JSON-shaped values (anything else as its ``str``)."""
+    """``JSON.stringify(value, null, indent)`` for JSON-shaped values (anything else as its ``str``);
+    ``indent=0`` is ``JSON.stringify(value)``, with no spaces at all."""
     return _json(value, "", " " * indent)
 
 
@@ -86,13 +87,20 @@ def _json(value: Any, outer: str, step: str) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = [f"{json.dumps(str(k), ensure_ascii=False)}: {_json(v, inner, step)}" for k, v in _js_key_order(value)]
-        return "{\n" + ",\n".join(inner + item for item in items) + "\n" + outer + "}"
+        colon = ": " if step else ":"
+        items = [f"{json.dumps(str(k), ensure_ascii=False)}{colon}{_json(v, inner, step)}" for k, v in _js_key_order(value)]
+        return _wrap("{", items, "}", outer, inner, step)
     if isinstance(value, (list, tuple)):
         if not value:
             return "[]"
-        return "[\n" + ",\n".join(inner + _json(v, inner, step) for v in value) + "\n" + outer + "]"
+        return _wrap("[", [_json(v, inner, step) for v in value], "]", outer, inner, step)
     return json.dumps(str(value), ensure_ascii=False)
+
+
+def _wrap(opening: str, items: list[str], closing: str, outer: str, inner: str, step: str) -> str:
+    if not step:
+        return opening + ",".join(items) + closing
+    return opening + "\n" + ",\n".join(inner + item for item in items) + "\n" + outer + closing
 
 
 def _js_key_order(value: dict) -> list[tuple[Any, Any]]:
