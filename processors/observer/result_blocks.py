@@ -19,8 +19,9 @@ The rules are those of ``extractToolResultAttachments`` / ``mapToolResultBlockTo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from schemas.messages import FilePart, ImagePart
 

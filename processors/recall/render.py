@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from processors.recall.budget import StringCounter, truncate_with_hint
-from processors.tokens.truncate import truncate_to_tokens
 from processors.recall.parts import FormattedPart, follow_up_hint, format_timestamp
+from processors.tokens.truncate import truncate_to_tokens
 
 ANSWER_TOKENS = 2_000
 USER_TEXT_EXPAND_TOKENS = 200

@@ -13,12 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from processors.recall.budget import StringCounter
-from processors.tokens.truncate import truncate_to_tokens
 from processors.recall.cursor import parse_range
 from processors.recall.parts import format_timestamp
 from processors.recall.render import ANSWER_TOKENS
 from processors.recall.results import SearchAnswer
 from processors.recall.threads import ThreadInfo
+from processors.tokens.truncate import truncate_to_tokens
 
 SEARCH_NOT_CONFIGURED = (
     "Search is not configured for this memory, so mode=\"search\" cannot run. "

@@ -40,7 +40,7 @@ def _ours(message: dict[str, Any]) -> ChatMessage:
             parts.append(flat)
         else:
             parts.append(part)
-    at = int(datetime.fromisoformat(message["createdAt"].replace("Z", "+00:00")).timestamp() * 1000)
+    at = int(datetime.fromisoformat(message["createdAt"]).timestamp() * 1000)
     return ChatMessage.model_validate(
         {"id": message["id"], "threadId": message["threadId"], "role": message["role"], "createdAt": at, "parts": parts}
     )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from processors.recall import RecallRequest, cursor_page, page_answer
 from processors.recall.budget import chunk_text
-from processors.tokens.truncate import truncate_to_tokens
 from processors.recall.paging import Window
 from processors.recall.parts import format_message_parts
 from processors.recall.render import render_within_budget
 from processors.tokens import get_counter
+from processors.tokens.truncate import truncate_to_tokens
 from schemas.messages import ChatMessage, DataPart, ImagePart, ReasoningPart, StepStartPart, TextPart, ToolInvocationPart
 
 COUNTER = get_counter()

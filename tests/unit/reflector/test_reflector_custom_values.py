@@ -15,7 +15,11 @@ import pytest
 
 from processors.config import ExtractorSpec, OMConfig
 from processors.reflector.runner import run_reflector
-from processors.reflector.types import ReflectorMode, ReflectorRequest, ReflectorSettings
+from processors.reflector.types import (
+    ReflectorMode,
+    ReflectorRequest,
+    ReflectorSettings,
+)
 from processors.tokens import get_counter
 from schemas.jobs import PriorMetadata, ReflectJob
 from streams.harness.echo_model import respond
