@@ -153,6 +153,10 @@ class ReflectResult(ResultHeader):
     observations: str = ""
     current_task: str | None = None
     suggested_response: str | None = None
+    extracted_values: dict[str, Any] | None = Field(
+        default=None, description="the custom extractors' values (reflection.extract), by slug"
+    )
+    extraction_failures: list[dict[str, Any]] | None = None
     compression_level: int | None = None
 
 

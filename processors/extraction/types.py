@@ -10,6 +10,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from processors.tokens.js_compat import js_json
+
 CURRENT_TASK = "current-task"
 SUGGESTED_RESPONSE = "suggested-response"
 THREAD_TITLE = "thread-title"
@@ -40,3 +42,9 @@ def is_structured(extractor: ExtractorLike) -> bool:
 def instructions_text(extractor: ExtractorLike) -> str:
     value = extractor.instructions
     return value if isinstance(value, str) else ""
+
+
+def value_text(value: Any) -> str:
+    """A value as the prompts show it (Mastra's ``renderPriorValue``): a string as it is, anything
+    else as ``JSON.stringify(value)``."""
+    return value if isinstance(value, str) else js_json(value, indent=0)

@@ -16,6 +16,9 @@ Rules this module keeps:
   stale and dropped.
 * The job carries the thread's current hints and extracted values; a synchronous result's current task
   and suggested response replace them, and a hint the Reflector left out is kept.
+* The custom extractors' values of a reflection (``reflection.extract``) merge into the thread's
+  extracted values when the result arrives, a background one's too (Mastra persists them before it
+  stores the buffered reflection), and ride on its end event with the extraction failures.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from processors.reflector.levels import start_level
 from processors.reflector.types import ReflectorMode
 from processors.machine.state import InFlight
 from processors.machine.step import Step
-from processors.machine.thread_meta import meta, set_hints
+from processors.machine.thread_meta import merge_extracted, meta, set_hints
 from schemas.jobs import PriorMetadata, ReflectJob, ReflectResult
 from schemas.lifecycle import BufferingEnd, BufferingFailed, BufferingStart
 from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStart, Trigger
@@ -176,10 +179,19 @@ def apply_reflection_result(step: Step, flight: InFlight, result: ReflectResult)
         kept = meta(step, thread_id)  # a hint the Reflector did not write stays (Mastra's ``??``)
         set_hints(step, thread_id, current_task=result.current_task or kept.current_task,
                   suggested_response=result.suggested_response or kept.suggested_response)
+    _take_extracted(step, result)
     emit(step, ObservationEnd, cycle_id=flight.cycle_id, operation_type="reflection",
          completed_at=result.completed_at, duration_ms=duration(result), tokens_observed=before,
          observation_tokens=after, observations=step.state.record.active_observations,
+         extracted_values=result.extracted_values, extraction_failures=result.extraction_failures,
          warnings=result.warnings, **_trigger_fields(flight.trigger))
+
+
+def _take_extracted(step: Step, result: ReflectResult) -> None:
+    """Thread scope: the reflection's custom values join the thread's (resource scope has no thread)."""
+    thread_id = step.state.record.thread_id
+    if thread_id:
+        merge_extracted(step, thread_id, result.extracted_values)
 
 
 
@@ -192,7 +204,9 @@ def _store_buffered(step: Step, flight: InFlight, result: ReflectResult) -> None
         reflected_observation_line_count=flight.line_count,
         buffered_reflection_cycle_id=flight.cycle_id,
     )
+    _take_extracted(step, result)
     emit(step, BufferingEnd, cycle_id=flight.cycle_id, operation_type="reflection",
          completed_at=result.completed_at, duration_ms=duration(result),
          tokens_buffered=flight.tokens, buffered_tokens=tokens, observations=result.observations,
+         extracted_values=result.extracted_values, extraction_failures=result.extraction_failures,
          warnings=result.warnings)

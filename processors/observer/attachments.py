@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fnmatch
 import mimetypes
-import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 from urllib.parse import unquote, urlparse
@@ -58,32 +57,46 @@ def is_image_like(part: ImagePart | FilePart) -> bool:
     return False
 
 
-def attachment_label(part: ImagePart | FilePart) -> str | None:
-    """Filename, else the decoded basename of a URL, else the mime type."""
-    if part.filename:
-        return part.filename
+def attachment_label(part: ImagePart | FilePart, typed: bool = True) -> str | None:
+    """The trimmed filename, else the decoded last segment of a URL's path, else the mime type.
+
+    ``typed=False`` marks a part whose source gave no mime type (a tool-result block without
+    ``mediaType``): it then has no label rather than the schema's default type.
+    """
+    if part.filename and part.filename.strip():
+        return part.filename.strip()
     source = part.image if isinstance(part, ImagePart) else part.data
-    base = posixpath.basename(_url_path(source))
-    if base:
-        return unquote(base)
-    return part.mime_type
+    segments = [segment for segment in _url_path(source).split("/") if segment]
+    if segments:
+        return unquote(segments[-1])
+    return part.mime_type if typed else None
 
 
-def placeholder(part: ImagePart | FilePart, counter: AttachmentCounter) -> tuple[str, bool]:
+def placeholder(part: ImagePart | FilePart, counter: AttachmentCounter, typed: bool = True) -> tuple[str, bool]:
     """``([Image #n: label]`` or ``[File #n: label]``, is_image)``."""
     image = is_image_like(part)
     number = counter.next_number(image)
     kind = "Image" if image else "File"
-    label = attachment_label(part)
+    label = attachment_label(part, typed)
     return (f"[{kind} #{number}: {label}]" if label else f"[{kind} #{number}]"), image
 
 
-def matching_mime(part: ImagePart | FilePart, image: bool) -> str:
-    """Image-like files match as images whatever mime they were uploaded with."""
+def matching_mime(part: ImagePart | FilePart, image: bool, typed: bool | None = None) -> str:
+    """The mime the filter matches: the part's own when it gave one (lower-cased), else ``image/*``
+    for images and image-like files, else ``application/octet-stream`` (Mastra's rule).
+
+    ``typed`` says whether the source gave a mime (tool-result blocks know). A message's file part
+    cannot tell (the schema defaults to ``application/octet-stream``), so ``None`` keeps the
+    reading that an image-like file uploaded without an image mime matches as an image.
+    """
     mime = (part.mime_type or "").lower()
-    if image:
-        return mime if mime.startswith("image/") else "image/*"
-    return mime or "application/octet-stream"
+    if typed is None:
+        if image:
+            return mime if mime.startswith("image/") else "image/*"
+        return mime or "application/octet-stream"
+    if typed and mime:
+        return mime
+    return "image/*" if image else "application/octet-stream"
 
 
 def should_forward(mime: str, setting: AttachmentFilter, model: str) -> bool:

@@ -8,7 +8,10 @@ Titles are facts of Mastra 1.31's format: the role (``User``, ``Assistant``, ``S
 temporal-gap reminder, whose body is its whole text ``2 hours later — 01/05/2026, 11:05 AM UTC``),
 ``Reasoning``, ``Image``/``File`` by the part's type — an image-like *file* part reads
 ``File: [Image #1: photo.jpg]`` — and ``Tool Call|Result|Error|Denied <tool>``. A failed or
-denied call shows its error text or reason, else Mastra's fallback sentence.
+denied call shows its error text or reason, else Mastra's fallback sentence. A result of AI-SDK
+``type: 'content'`` reads as its JSON with each image or file block replaced by its placeholder,
+numbered with the messages' own attachments (``result_blocks.py``), the bytes forwarded as the
+filter allows.
 
 Deliberate difference: the reminder is stamped 1 ms before the message it precedes (as Mastra
 stamps it) and the history is in time order, so the Observer always reads "2 hours later" just
@@ -32,6 +35,7 @@ from processors.observer.attachments import (
     should_forward,
 )
 from processors.model_port import TokenCounter
+from processors.observer.result_blocks import with_placeholders
 from processors.observer.tool_args import format_tool_args
 from processors.observer.tool_format import RESULT_TOKEN_LIMIT, format_tool_result
 from schemas.messages import (
@@ -48,6 +52,7 @@ _TERMINAL_TITLES = {"result": "Tool Result", "output-error": "Tool Error", "outp
 # Mastra's own fallbacks, word for word: they are what the model is shown, a format fact.
 TOOL_FAILED = "Tool execution failed"
 TOOL_DENIED = "Tool call was not approved by the user"
+EMPTY_RESULT = "[empty result]"
 
 
 @dataclass
@@ -118,9 +123,11 @@ class HistoryRenderer:
             return self._tool(part, cursor, forwarded)
         return []
 
-    def _attachment(self, part: ImagePart | FilePart, forwarded: list[dict[str, Any]]) -> tuple[str, str]:
-        text, image = placeholder(part, self.attachments)
-        if should_forward(matching_mime(part, image), self.options.observe_attachments, self.options.model):
+    def _attachment(
+        self, part: ImagePart | FilePart, forwarded: list[dict[str, Any]], typed: bool | None = None
+    ) -> tuple[str, str]:
+        text, image = placeholder(part, self.attachments, typed is not False)
+        if should_forward(matching_mime(part, image, typed), self.options.observe_attachments, self.options.model):
             forwarded.append(content_part(part, image))
         return ("Image" if isinstance(part, ImagePart) else "File"), text
 
@@ -140,31 +147,20 @@ class HistoryRenderer:
         return entries
 
     def _outcome(self, part: ToolInvocationPart, forwarded: list[dict[str, Any]]) -> str:
-        """An error shows its result, else its error text, else the fallback; a denial its reason."""
+        """An error shows its result, else its error text, else the fallback; a denial its reason.
+
+        A result shows with its attachment blocks as placeholders (``result_blocks.py``); one that
+        is missing or blank shows as ``[empty result]`` (for an error: the error text)."""
         if part.state == "output-error":
             return _or(part.error_text, TOOL_FAILED)
         if part.state == "output-denied":
             return _or(part.approval_reason, TOOL_DENIED)
         mastra = (part.provider_metadata or {}).get("mastra") or {}
         result = mastra.get("modelOutput", part.result) if isinstance(mastra, dict) else part.result
-        if _is_error(part) and (result is None or (isinstance(result, str) and not result.strip())):
-            return _or(part.error_text, TOOL_FAILED)
-        return format_tool_result(
-            result,
-            self.counter,
-            on_attachment=lambda block: self._result_attachment(block, forwarded),
-            token_limit=self.options.tool_result_tokens,
-        )
-
-    def _result_attachment(self, block: dict[str, Any], forwarded: list[dict[str, Any]]) -> str:
-        kind = block.get("type", "")
-        source = str(block.get("url") or block.get("data") or "")
-        mime = block.get("mediaType") or block.get("mimeType") or ("image/png" if "image" in kind else "")
-        if kind.startswith("image") or str(mime).startswith("image/"):
-            part: ImagePart | FilePart = ImagePart(image=source, mime_type=mime or None, filename=block.get("filename"))
-        else:
-            part = FilePart(data=source, mime_type=mime or "application/octet-stream", filename=block.get("filename"))
-        return self._attachment(part, forwarded)[1]
+        shown = with_placeholders(result, lambda found: self._attachment(found.part, forwarded, found.typed)[1])
+        if shown is None or (isinstance(shown, str) and not shown.strip()):
+            return _or(part.error_text, TOOL_FAILED) if _is_error(part) else EMPTY_RESULT
+        return format_tool_result(shown, self.counter, token_limit=self.options.tool_result_tokens)
 
     def _line(self, cursor: _Cursor, stamp: int, title: str, body: str) -> list[str]:
         moment = datetime.fromtimestamp(stamp / 1000, tz=cursor.zone)

@@ -174,11 +174,15 @@ def _multi_thread_example(slugs: list[str]) -> str:
     return "<observations>\n" + "\n\n".join(blocks) + "\n</observations>"
 
 
-def extractor_templates(extractors: Iterable[ExtractorLike], *, place: str = AFTER_OBSERVATIONS) -> str:
-    """One ``<slug>`` template per inline extractor, after a short preamble; '' when none."""
+def extractor_templates(
+    extractors: Iterable[ExtractorLike], *, place: str = AFTER_OBSERVATIONS, source: str = "the conversation gives"
+) -> str:
+    """One ``<slug>`` template per inline extractor, after a short preamble; '' when none.
+
+    ``source`` says what the values are read from (the Reflector: "the observations give")."""
     blocks = [
         f"<{e.slug}>\n{instructions_text(e).strip() or e.name}\n"
-        f"Write this section when the conversation gives you something for <{e.slug}>, and put only that inside the tag.\n"
+        f"Write this section when {source} you something for <{e.slug}>, and put only that inside the tag.\n"
         f"</{e.slug}>"
         for e in extractors
     ]

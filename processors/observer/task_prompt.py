@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import orjson
-
-from processors.extraction.types import CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE, ExtractorLike
+from processors.extraction.types import CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE, ExtractorLike, value_text
 from processors.observer.types import PriorMetadata
 
 ALWAYS_OUTPUT = "Always output an <observations> block, even if it only repeats nothing new."
@@ -116,14 +114,14 @@ def _multi_thread_ask(extractors: list[ExtractorLike]) -> str:
 
 def prior_blocks(prior: PriorMetadata, extractors: list[ExtractorLike]) -> list[str]:
     """Each section the call asks for that has a previous value, as the tagged block it is written in."""
-    return [f"<{slug}>\n{_as_text(value)}\n</{slug}>" for slug, value in _prior_values(prior, extractors)]
+    return [f"<{slug}>\n{value_text(value)}\n</{slug}>" for slug, value in _prior_values(prior, extractors)]
 
 
 def _prior_lines(prior: PriorMetadata, extractors: list[ExtractorLike]) -> list[str]:
     """Multi-thread: one line per built-in hint (the thread's list stays compact), blocks for the rest."""
     builtins = {CURRENT_TASK, SUGGESTED_RESPONSE, THREAD_TITLE}
     return [
-        f"- prior {slug}: {value}" if slug in builtins else f"<{slug}>{_as_text(value)}</{slug}>"
+        f"- prior {slug}: {value}" if slug in builtins else f"<{slug}>{value_text(value)}</{slug}>"
         for slug, value in _prior_values(prior, extractors)
     ]
 
@@ -142,7 +140,3 @@ def _prior_values(prior: PriorMetadata, extractors: list[ExtractorLike]) -> list
             if value not in (None, "", [], {}):
                 values.append((extractor.slug, value))
     return values
-
-
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else orjson.dumps(value).decode()

@@ -25,11 +25,10 @@ import math
 import re
 from collections import deque
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from processors.model_port import TokenCounter
-from processors.tokens.js_compat import utf16_length
+from processors.tokens.js_compat import is_array_index, js_number, utf16_length
 
 ARGS_TOKEN_LIMIT = 2_000
 INLINE_STRING_CHARS = 160
@@ -42,7 +41,6 @@ _FIELDS_OMITTED = "... [additional argument fields omitted by size limit]"
 _NESTED_OMITTED = "... [additional nested entries omitted by structure limit]"
 _PREVIEW_HEADER = "Large string previews (size-limited):"
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
-_ARRAY_INDEX = re.compile(r"^(0|[1-9][0-9]{0,9})$")
 
 
 @dataclass(frozen=True)
@@ -127,8 +125,8 @@ def _entries(value: dict | list) -> tuple[list[tuple[Any, Any]], bool]:
     if isinstance(value, list):
         items = list(enumerate(value))
     else:
-        indices = sorted((k for k in value if _ARRAY_INDEX.match(str(k))), key=lambda k: int(k))
-        items = [(k, value[k]) for k in indices] + [(k, v) for k, v in value.items() if not _ARRAY_INDEX.match(str(k))]
+        indices = sorted((k for k in value if is_array_index(k)), key=lambda k: int(k))
+        items = [(k, value[k]) for k in indices] + [(k, v) for k, v in value.items() if not is_array_index(k)]
     return items[:MAX_ENTRIES_PER_CONTAINER], len(items) > MAX_ENTRIES_PER_CONTAINER
 
 
@@ -236,28 +234,8 @@ def _primitive(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return _js_number(value)
+        return js_number(value)
     return json.dumps(str(value), ensure_ascii=False)
-
-
-def _js_number(value: int | float) -> str:
-    """``String(n)`` of JavaScript: integers plainly below 1e21, else the shortest round trip."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        if value == 0:
-            return "-0" if math.copysign(1.0, value) < 0 else "0"
-    magnitude = abs(value)
-    if isinstance(value, int) and magnitude >= 1e21:
-        value = float(value)
-    if magnitude >= 1e21 or (isinstance(value, float) and magnitude < 1e-6):
-        mantissa, exponent = f"{value!r}".split("e") if "e" in repr(value) else (repr(value), "0")
-        return f"{mantissa.removesuffix('.0')}e{'+' if int(exponent) >= 0 else '-'}{abs(int(exponent))}"
-    if isinstance(value, int) or value.is_integer():
-        return str(int(value))
-    return format(Decimal(repr(value)), "f")
 
 
 def _join(lines: list[_Line], marker: str | None = None) -> str:

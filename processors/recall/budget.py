@@ -2,8 +2,10 @@
 
 Two different cuts, because they serve different readers:
 
-* :func:`truncate_text` keeps a prefix and says how much was left out; the marker counts
-  against the budget, so a 2 000-token answer really is at most 2 000 tokens.
+* :func:`processors.tokens.truncate.truncate_to_tokens` (Mastra's ``truncateStringByTokens``,
+  shared with the Observer's tool results) keeps a prefix and says how much was left out; the
+  marker counts against the budget, so a 2 000-token answer really is at most 2 000 tokens.
+  :func:`truncate_with_hint` adds where to read on.
 * :func:`chunk_text` cuts a single large part into consecutive windows addressed by character
   offsets, so that an agent can read all of it by following ``nextCharOffset`` and the chunks
   concatenate to the original text. Offsets are Python string indices (code points); they are
@@ -13,42 +15,15 @@ Two different cuts, because they serve different readers:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
-
-class StringCounter(Protocol):
-    def count_string(self, text: str) -> int: ...
-
-
-def truncate_text(text: str, max_tokens: int, counter: StringCounter) -> str:
-    """The longest prefix that, followed by a ``[truncated ~N tokens]`` line, fits ``max_tokens``."""
-    if not text or max_tokens <= 0:
-        return ""
-    total = counter.count_string(text)
-    if total <= max_tokens:
-        return text
-
-    def candidate(end: int) -> str:
-        kept = text[:end]
-        return f"{kept}\n... [truncated ~{total - counter.count_string(kept)} tokens]"
-
-    best = candidate(0)
-    low, high = 0, len(text)
-    while low <= high:
-        mid = (low + high) // 2
-        attempt = candidate(mid)
-        if counter.count_string(attempt) <= max_tokens:
-            best, low = attempt, mid + 1
-        else:
-            high = mid - 1
-    return best
+from processors.tokens.truncate import StringCounter, truncate_to_tokens
 
 
 def truncate_with_hint(text: str, max_tokens: int, hint: str, counter: StringCounter) -> str:
-    """:func:`truncate_text` plus `` [<hint> for more]`` when anything was cut (hint outside the budget)."""
+    """:func:`truncate_to_tokens` plus `` [<hint> for more]`` when anything was cut (hint outside the budget)."""
     if counter.count_string(text) <= max_tokens:
         return text
-    return f"{truncate_text(text, max_tokens, counter)} [{hint} for more]"
+    return f"{truncate_to_tokens(text, max_tokens, counter)} [{hint} for more]"
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from processors.recall.budget import StringCounter, truncate_text, truncate_with_hint
+from processors.recall.budget import StringCounter, truncate_with_hint
 from processors.recall.parts import FormattedPart, follow_up_hint, format_timestamp
+from processors.tokens.truncate import truncate_to_tokens
 
 ANSWER_TOKENS = 2_000
 USER_TEXT_EXPAND_TOKENS = 200
@@ -67,7 +68,7 @@ def render_within_budget(
 
 
 def _hard_cut(text: str, total: int, max_tokens: int, counter: StringCounter) -> Rendered:
-    return Rendered(truncate_text(text, max_tokens, counter), True, total - max_tokens)
+    return Rendered(truncate_to_tokens(text, max_tokens, counter), True, total - max_tokens)
 
 
 def _expand(parts: list[FormattedPart], spare: int, counter: StringCounter) -> list[FormattedPart]:

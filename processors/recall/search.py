@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from processors.recall.budget import StringCounter, truncate_text
+from processors.recall.budget import StringCounter
 from processors.recall.cursor import parse_range
 from processors.recall.parts import format_timestamp
 from processors.recall.render import ANSWER_TOKENS
 from processors.recall.results import SearchAnswer
 from processors.recall.threads import ThreadInfo
+from processors.tokens.truncate import truncate_to_tokens
 
 SEARCH_NOT_CONFIGURED = (
     "Search is not configured for this memory, so mode=\"search\" cannot run. "
@@ -63,7 +64,7 @@ def search_answer(
     if not shown:
         return SearchAnswer(results=NO_MATCHES, count=0)
     text = "\n\n".join(_section(hit, threads.get(hit.thread_id), hit.thread_id == current_thread_id) for hit in shown)
-    return SearchAnswer(results=truncate_text(text, max_tokens, counter), count=len(shown))
+    return SearchAnswer(results=truncate_to_tokens(text, max_tokens, counter), count=len(shown))
 
 
 def _section(hit: SearchHit, thread: ThreadInfo | None, is_current: bool) -> str:

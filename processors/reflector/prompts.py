@@ -6,7 +6,10 @@ and the context reader expects, then says what reflecting means. It does not dep
 observations or the level, so it is the same on every attempt of a ladder (prompt cache). The
 request carries the observations, then the ask, then the level's guidance (``levels.py``), then the
 previous values of the sections the call asks for (a synchronous reflection: the thread's current
-task and suggested response; custom extractors), each as the tagged block the answer writes.
+task and suggested response; custom extractors), each as the tagged block the answer writes, then
+the templates of the inline sections it asks for under ``## Additional Output Sections`` — the
+structure of Mastra 1.31's ``buildReflectorPrompt``, which repeats them after the system prompt's
+output format so the ask for them sits next to their previous values.
 
 The checklist of rules these texts carry is ``processors/reflector/README.md``.
 """
@@ -16,11 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-import orjson
-
-from processors.extraction.types import ExtractorLike
+from processors.extraction.types import ExtractorLike, value_text
 from processors.observer.prompt_rules import EXTRACTION_RULES
-from processors.observer.system_prompt import GUIDELINES, closing, output_format_block
+from processors.observer.system_prompt import GUIDELINES, closing, extractor_templates, output_format_block
 from processors.reflector.levels import KEEP_DONE, KEEP_OUTCOME, guidance
 
 _GROUP_TAG = re.compile(r"^[ \t]*</?observation-group[^>]*>[ \t]*\n?", re.MULTILINE)
@@ -126,16 +127,13 @@ def reflector_system_prompt(inline_extractors: Iterable[ExtractorLike], instruct
     return "\n\n".join(sections)
 
 
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else orjson.dumps(value).decode()
-
-
 def reflector_prompt(
     observations: str,
     level: int,
     *,
     specific_guidance: str | None = None,
     prior_extracted: dict[str, Any] | None = None,
+    asked: Iterable[ExtractorLike] = (),
     always_output: bool = False,
 ) -> str:
     sections = [
@@ -148,12 +146,15 @@ def reflector_prompt(
     if block:
         sections.append(block)
     if prior_extracted:
-        blocks = [f"<{slug}>\n{_as_text(value)}\n</{slug}>" for slug, value in prior_extracted.items()]
+        blocks = [f"<{slug}>\n{value_text(value)}\n</{slug}>" for slug, value in prior_extracted.items()]
         sections.append(
             "## Prior Extracted Values\n\n"
             + "\n\n".join(blocks)
             + "\n\nCarry these values forward, and change one only when the observations give a reason to."
         )
+    templates = extractor_templates(asked, source="the observations give")
+    if templates:
+        sections.append(f"## Additional Output Sections\n\n{templates}")
     if always_output:
         sections.append("Always output an <observations> block.")
     return "\n\n".join(sections)

@@ -2,7 +2,9 @@
 
 As Mastra 1.31's: a synchronous reflection is asked for the current task and the suggested
 response and shown their previous values; a background one is asked for neither. Custom
-extractors get their previous values in both.
+extractors (``reflection.extract``) get their previous values in both, and their values come back
+on the outcome (inline ones parsed from the answer, structured ones from the follow-up call) for
+the thread's metadata, as the Observer's do.
 """
 
 from __future__ import annotations
@@ -50,16 +52,18 @@ async def run_reflector(
     outcome.model = model
     level0 = request.start_level if request.start_level is not None else start_level(request.mode, model)
     inline_custom, structured = split_extractors(settings.extractors)
-    inline = builtin_extractors(
+    builtins = builtin_extractors(
         current_task=settings.current_task and not background,
         suggested_response=settings.suggested_response and not background, thread_title=False,
-    ) + inline_custom
+    )
+    inline = builtins + inline_custom
     system = reflector_system_prompt(inline, settings.instruction)
-    prior = _carried(request.prior_extracted, inline + structured)
+    custom = [e for e in settings.extractors if e in inline_custom or e in structured]
+    prior = _carried(request.prior_extracted, builtins + custom)
 
     def call_for(level: int) -> ModelCall:
         prompt = reflector_prompt(text, level, specific_guidance=request.guidance,
-                                  prior_extracted=prior, always_output=background)
+                                  prior_extracted=prior, asked=inline, always_output=background)
         return ModelCall(
             role="reflector", model=model,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
@@ -102,7 +106,8 @@ async def run_reflector(
 
 
 def _carried(previous: dict[str, Any], extractors: list[ExtractorLike]) -> dict[str, Any]:
-    """The previous values of the sections this call asks for, in the extractors' order."""
+    """The previous values of the sections this call asks for, in Mastra's order: the built-ins,
+    then the custom extractors as configured (inline and structured mixed)."""
     return {
         e.slug: previous[e.slug]
         for e in extractors

@@ -4,11 +4,13 @@ Three rules keep the count honest (spec §9.1):
 
 * what the model saw wins: ``providerMetadata.mastra.modelOutput``, when present, replaces the raw
   result (tools may map a large result to a small model output);
-* provider-encrypted blobs (``encryptedContent`` strings over 256 characters) are opaque
-  ciphertext the provider expands on its side, so they are replaced by a short marker;
+* provider-encrypted blobs (``encryptedContent`` strings over 256 characters, counted in UTF-16
+  units as JavaScript counts them) are opaque ciphertext the provider expands on its side, so they
+  are replaced by a short marker;
 * multimodal results (``{type: "content", value: [...]}`` or ``{content: [...]}``) with images or
   files are counted item by item, attachments by the attachment rules; otherwise the whole result
-  is counted as pretty-printed JSON, never truncated.
+  is counted as pretty-printed JSON, never truncated. The JSON is ``JSON.stringify``'s to the
+  character (key order, number forms), since the Observer reads the same text.
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
-
 from processors.tokens.attachments import ModelContext, estimate_attachment
 from processors.tokens.estimate_cache import part_client_estimate
+from processors.tokens.js_compat import js_json, js_string, utf16_length
 
 _ENCRYPTED_KEY = "encryptedContent"
 _ENCRYPTED_KEEP_LIMIT = 256
@@ -36,14 +37,11 @@ def resolve_result(provider_metadata: Mapping[str, Any] | None, result: Any) -> 
 
 
 def serialize_result(value: Any) -> str:
-    """Strings as they are; anything else as 2-space-indented JSON with ciphertext stripped."""
+    """Mastra's ``stringifyToolResult``: strings as they are; anything else as
+    ``JSON.stringify(value, null, 2)`` with ciphertext stripped (also what the Observer reads)."""
     if isinstance(value, str):
         return value
-    cleaned = _strip_encrypted(value)
-    try:
-        return orjson.dumps(cleaned, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return str(cleaned)
+    return js_json(_strip_encrypted(value))
 
 
 def multimodal_items(value: Any) -> list[Any] | None:
@@ -77,7 +75,7 @@ def count_multimodal(
             tokens += supplied
         elif item.get("type") == "text":
             text = item.get("text")
-            tokens += count_string(text if isinstance(text, str) else _js_string(item.get("value")))
+            tokens += count_string(text if isinstance(text, str) else js_string(item.get("value")))
         else:
             tokens += count_string(serialize_result(item))
     return tokens
@@ -110,7 +108,7 @@ def _strip_encrypted(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {
             key: (
-                f"[stripped encryptedContent: {len(entry)} characters]"
+                f"[stripped encryptedContent: {utf16_length(entry)} characters]"
                 if _is_ciphertext(key, entry)
                 else _strip_encrypted(entry)
             )
@@ -122,13 +120,5 @@ def _strip_encrypted(value: Any) -> Any:
 
 
 def _is_ciphertext(key: str, entry: Any) -> bool:
-    return key == _ENCRYPTED_KEY and isinstance(entry, str) and len(entry) > _ENCRYPTED_KEEP_LIMIT
+    return key == _ENCRYPTED_KEY and isinstance(entry, str) and utf16_length(entry) > _ENCRYPTED_KEEP_LIMIT
 
-
-def _js_string(value: Any) -> str:
-    """JavaScript's ``String(value ?? "")`` for the JSON values a text item can carry."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value if isinstance(value, str) else orjson.dumps(value).decode()

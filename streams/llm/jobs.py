@@ -113,6 +113,8 @@ async def run_reflect_job(job: ReflectJob, config: OMConfig, llm: ModelClient,
         model=outcome.model or None, resource_id=job.resource_id,
         observations=await hooks.after_reflection(outcome.observations, job) if ok else "",
         current_task=outcome.current_task, suggested_response=outcome.suggested_response,
+        extracted_values=outcome.extracted or None,
+        extraction_failures=[f.model_dump() for f in outcome.extraction_failures] or None,
         compression_level=outcome.level,
     )
 

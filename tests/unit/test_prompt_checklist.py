@@ -46,7 +46,8 @@ def _scopes() -> dict[str, str]:
             builtin_extractors(current_task=True, suggested_response=True, thread_title=False), "Be brief."
         ),
         "reflector-prompt": reflector_prompt(
-            previous, 0, specific_guidance="Focus on travel.", prior_extracted={"mood": "calm"}, always_output=True
+            previous, 0, specific_guidance="Focus on travel.", prior_extracted={"mood": "calm"}, always_output=True,
+            asked=builtin_extractors(current_task=True, suggested_response=True, thread_title=False),
         ),
     }
     scopes |= {f"level-{n}": guidance(n) for n in range(1, MAX_LEVEL + 1)}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from processors.recall import RecallRequest, cursor_page, page_answer
-from processors.recall.budget import chunk_text, truncate_text
+from processors.recall.budget import chunk_text
 from processors.recall.paging import Window
 from processors.recall.parts import format_message_parts
 from processors.recall.render import render_within_budget
 from processors.tokens import get_counter
+from processors.tokens.truncate import truncate_to_tokens
 from schemas.messages import ChatMessage, DataPart, ImagePart, ReasoningPart, StepStartPart, TextPart, ToolInvocationPart
 
 COUNTER = get_counter()
@@ -89,8 +90,8 @@ def test_filters_that_match_nothing_say_so() -> None:
     assert _answer([msg], tool_name="x")["messages"] == "(no message parts matched the current filters)"
 
 
-def test_truncate_text_stays_within_its_budget_including_the_marker() -> None:
-    cut = truncate_text(LONG, 50, COUNTER)
+def test_truncate_to_tokens_stays_within_its_budget_including_the_marker() -> None:
+    cut = truncate_to_tokens(LONG, 50, COUNTER)
 
     assert COUNTER.count_string(cut) <= 50 and cut.endswith("tokens]") and LONG.startswith(cut.split("\n...")[0])
 
