@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import (agent_turn, agent_waiting, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
+from bench import (agent_turn, agent_waiting, changelog_bytes, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
                    reader_latency, reader_status, replay, restart, scaling, waste)
 from bench.worker import BOOTSTRAP
 from streams.services import commands
@@ -40,6 +40,9 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "pipeline": ("1b. Processor throughput: the real Faust worker vs the core",
                  lambda a: asyncio.run(pipeline_throughput.main(
                      [(a.pipeline_threads, a.pipeline_per_thread), (a.long_threads, a.long_per_thread)]))),
+    "changelog": ("1c. Changelog bytes per message, short and long threads",
+                  lambda a: changelog_bytes.main([(a.pipeline_threads, a.pipeline_per_thread),
+                                                  (a.long_threads, a.long_per_thread)])),
     "latency": ("2. End-to-end latency at a fixed offered load",
                 lambda a: asyncio.run(e2e_latency.main(a.rate, a.seconds, a.latency_threads))),
     "restart": ("2b. Back to work after a restart or a rebalance",

@@ -6,16 +6,19 @@ write on a 2,000-message thread, 76 % of it message bodies the messages topic al
 
 Rules this module keeps:
 
-* **Three record kinds on the one compacted changelog** Faust recovers, keyed by JSON strings:
-  ``<lookup key>`` → the state without its record and with its window as ids
+* **Four record kinds on the one compacted changelog** Faust recovers, keyed by JSON strings:
+  ``<lookup key>`` → the state without its record and observed ids, and with its window as ids
   (``{"window_ids": [...], "state": ...}``), a tombstone deletes the key;
   ``\\0r\\0<lookup key>`` → the key's :class:`OMRecord` (observations, chunks), written when it changed;
-  ``\\0m\\0<lookup key>\\0<message id>`` → one window message, written when it enters the window and
-  tombstoned when it leaves. Ids never hold control characters (schemas' ``Identifier``), so these
-  keys never name a lookup key.
+  ``\\0m\\0<lookup key>\\0<message id>`` → one window message, written when it enters the window (or
+  is updated there) and tombstoned when it leaves;
+  ``\\0o\\0<lookup key>\\0<message id>`` → an observed id's event time, written when the message is
+  observed and tombstoned when the duplicate memory forgets it.
+  Ids never hold control characters (schemas' ``Identifier``), so these keys never name a lookup key.
 * **Bytes per message are O(that message)**: a batch writes its keys' slim states, the records that
-  a cycle changed, the bodies of the messages that entered their windows and a tombstone per
-  message that left (:func:`writes`).
+  a cycle changed, and one record (or tombstone) per message that entered, changed, left the window
+  or the observed ids (:func:`writes`). What still grows with a thread is bounded: the window's
+  token counts (a number per message) and the last 256 applied cycle ids.
 * **A recovered state has every body it names.** A state and its bodies are written in the batch's
   transaction; a body is tombstoned only when its message left the window, in the transaction of the
   state that no longer names it. Recovery reads committed records only.
@@ -41,8 +44,8 @@ from streams import metrics
 
 log = logging.getLogger(__name__)
 
-BODY, RECORD = "\x00m\x00", "\x00r\x00"
-_SLIM = {"window", "record"}
+BODY, RECORD, OBSERVED = "\x00m\x00", "\x00r\x00", "\x00o\x00"
+_SLIM = {"window", "record", "observed"}
 Write = tuple[bytes, bytes | None]  # (JSON key, value or tombstone)
 
 
@@ -62,7 +65,13 @@ def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole_w
     had = {} if before is None or whole_window else {m.id: m for m in before.window}
     has = {} if after is None else {m.id: m for m in after.window}
     out: list[Write] = [(orjson.dumps(body_key(key, mid)), None) for mid in had if mid not in has]
-    out += [(orjson.dumps(body_key(key, mid)), m.to_bytes()) for mid, m in has.items() if mid not in had]
+    out += [(orjson.dumps(body_key(key, mid)), m.to_bytes()) for mid, m in has.items() if had.get(mid) is not m]
+    seen = {} if before is None or whole_window else before.observed
+    sees = {} if after is None else after.observed
+    if sees is not seen:
+        out += [(orjson.dumps(f"{OBSERVED}{key}\x00{mid}"), None) for mid in seen if mid not in sees]
+        out += [(orjson.dumps(f"{OBSERVED}{key}\x00{mid}"), b"%d" % at) for mid, at in sees.items()
+                if seen.get(mid) != at]
     if after is None:
         out.append((orjson.dumps(RECORD + key), None))
     elif before is None or whole_window or after.record is not before.record:  # unchanged: the same object
@@ -78,6 +87,8 @@ class Assembler:
         self.states: dict[str, tuple[dict[str, Any], list[str], int] | None] = {}  # None: deleted
         self.records: dict[str, dict[str, Any]] = {}
         self.bodies: dict[str, dict[str, ChatMessage]] = {}
+        self.observed: dict[str, dict[str, int | None]] = {}  # None: forgotten
+        self.full_observed: dict[str, dict[str, int]] = {}
         self.full: set[str] = set()  # keys whose newest state is an older worker's full state
 
     def apply(self, key: str, partition: int, raw: bytes | None) -> None:
@@ -87,6 +98,10 @@ class Assembler:
                 self.bodies.get(owner, {}).pop(message_id, None)
             else:
                 self.bodies.setdefault(owner, {})[message_id] = ChatMessage.from_obj(orjson.loads(raw))
+            return
+        if key.startswith(OBSERVED):
+            owner, _, message_id = key[len(OBSERVED):].partition("\x00")
+            self.observed.setdefault(owner, {})[message_id] = None if raw is None else int(raw)
             return
         if key.startswith(RECORD):
             if raw is not None:
@@ -105,6 +120,7 @@ class Assembler:
             self.states[key] = (obj, [m.id for m in state.window], partition)
             self.records[key] = obj["record"]
             self.bodies.setdefault(key, {}).update((m.id, m) for m in state.window)
+            self.full_observed[key] = dict(state.observed)
             self.full.add(key)
 
     def finish(self, data: MutableMapping[str, Any], key_partition: MutableMapping[str, int] | None) -> set[str]:
@@ -123,7 +139,16 @@ class Assembler:
             window = tuple(known[mid] for mid in ids if mid in known)
             missing += len(ids) - len(window)
             record = self.records.get(key) or (current.record if isinstance(current, KeyState) else None)
-            data[key] = KeyState.from_obj({**obj, "record": record, "window": window})
+            if key in self.full:
+                observed = self.full_observed[key]
+            else:
+                observed = dict(current.observed) if isinstance(current, KeyState) else {}
+                for mid, at in self.observed.get(key, {}).items():  # in log order: an id's last write counts
+                    if at is None:
+                        observed.pop(mid, None)
+                    else:
+                        observed[mid] = at
+            data[key] = KeyState.from_obj({**obj, "record": record, "window": window, "observed": observed})
             if key_partition is not None:
                 key_partition[key] = partition
         if missing:  # not expected: every body is written in its state's transaction

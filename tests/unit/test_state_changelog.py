@@ -84,7 +84,7 @@ def test_an_older_workers_full_state_is_read_and_its_window_written_whole_next_t
     data, unwritten = _replay([(orjson.dumps(full.key), full.to_bytes())])
     assert data[full.key] == full and unwritten == {full.key}
     nxt = writes(full.key, full, full, whole_window=True)
-    assert len(nxt) == len(full.window) + 2, "every body, the record, then the state"
+    assert len(nxt) == len(full.window) + len(full.observed) + 2, "every body and observed id, the record, the state"
     assert _replay(nxt)[0][full.key] == full
 
 
@@ -94,3 +94,29 @@ def test_a_kept_partition_reread_from_where_it_was_takes_bodies_from_memory():
     tail = writes(last.key, first, last)  # what Faust re-reads: records after its last read position
     data, _ = _replay(tail, data={last.key: last})
     assert data[last.key] == last
+
+
+def test_a_message_updated_in_the_window_is_written_again():
+    states = _run(10)
+    state = states[-1]
+    updated = state.window[-1].model_copy(update={"parts": [*state.window[-1].parts, *state.window[-1].parts]})
+    after = state.model_copy(update={"window": (*state.window[:-1], updated)})
+    data, _ = _replay(writes(state.key, None, state) + writes(state.key, state, after))
+    assert data[state.key].window[-1] == updated
+
+
+def test_observed_ids_are_written_one_by_one_and_forgotten_ones_stay_forgotten():
+    states = _run(120)
+    last = states[-1]
+    assert last.observed, "the run observed messages"
+    log, before = [], None
+    for state in states:
+        log += writes(state.key, before, state)
+        before = state
+    forgotten = last.observed | {"an-old-id": 1}
+    older = last.model_copy(update={"observed": forgotten})
+    log2 = writes(last.key, None, older) + writes(last.key, older, last)
+    assert _replay(_compacted(log2))[0][last.key].observed == last.observed
+    per_write = [sum(1 for k, _ in writes(s.key, b, s) if orjson.loads(k).startswith("\x00o\x00"))
+                 for b, s in zip(states, states[1:])]
+    assert max(per_write) < len(last.observed) or len(last.observed) < 2, "not the whole set per write"
