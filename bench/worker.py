@@ -9,6 +9,7 @@ consumer — the moment an app could see the processor has folded it.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 import time
@@ -71,15 +72,26 @@ class Arrivals(EventLog):
         return max(self.at[i] for i in wanted)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far, from ``/proc/<pid>/stat`` (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @asynccontextmanager
-async def running_worker(config: dict[str, Any]) -> AsyncIterator[tuple[Topics, Arrivals]]:
-    """Start a worker (deterministic model) on fresh topics; once it has folded a first message, yield
-    its topics and the clock on its events topic."""
+async def running_worker(config: dict[str, Any], roles: tuple[str, ...] = ("all",),
+                         pids: dict[str, int] | None = None) -> AsyncIterator[tuple[Topics, Arrivals]]:
+    """Start a worker (deterministic model) on fresh topics — one process per role in ``roles`` —;
+    once it has folded a first message, yield its topics and the clock on its events topic.
+    ``pids`` is filled with each role's process id."""
     workdir = Path(tempfile.mkdtemp(prefix="om-bench-worker-"))
     process = WorkerProcess(BOOTSTRAP, f"bench-{uuid.uuid4().hex[:8]}", config, workdir,
                             extra_env={"OM_LLM_CONCURRENCY": "4"})  # the default, not the tests' 1
     try:
-        await asyncio.to_thread(process.start)
+        for role in roles:
+            handle = await asyncio.to_thread(process.start, role)
+            if pids is not None and handle.proc is not None:
+                pids[role] = handle.proc.pid
         topics = Topics.for_prefix(process.prefix)
         async with Arrivals(BOOTSTRAP, topics.events) as arrivals:
             warm = ChatMessage(id="warm-up", thread_id="warm-up", resource_id="warm-up", role="user",
