@@ -103,13 +103,12 @@ def _insert(step: Step, message: ChatMessage) -> None:
 
 def _track_activity(step: Step, message: ChatMessage) -> None:
     last_part_at = message.last_activity_at()
-    previous = step.state.last_message_at
-    step.update(last_message_at=max(previous or 0, last_part_at))
+    state = step.state
+    changes: dict = {"last_message_at": max(state.last_message_at or 0, last_part_at)}
     if message.role == "assistant":
-        step.update(
-            last_activity_at=max(step.state.last_activity_at or 0, last_part_at),
-            last_model=message.step_model() or step.state.last_model,
-        )
+        changes["last_activity_at"] = max(state.last_activity_at or 0, last_part_at)
+        changes["last_model"] = message.step_model() or state.last_model
+    step.update(**changes)
 
 
 def _first_part_at(message: ChatMessage) -> int:

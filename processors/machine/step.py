@@ -13,7 +13,7 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.config import dynamic_threshold, effective_message_tokens, effective_reflection_tokens
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending
+from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending, replace
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -37,19 +37,17 @@ class Step:
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
-        self.state = self.state.model_copy(update=changes)
+        self.state = replace(self.state, changes)
 
     def update_record(self, **changes: Any) -> None:
         changes.setdefault("updated_at", self.now)
-        self.update(record=self.state.record.model_copy(update=changes))
+        self.update(record=replace(self.state.record, changes))
         self.record_changed = True
 
     def count(self, **deltas: int) -> None:
         counters = self.state.counters
         self.update(
-            counters=counters.model_copy(
-                update={k: getattr(counters, k) + v for k, v in deltas.items()}
-            )
+            counters=replace(counters, {k: getattr(counters, k) + v for k, v in deltas.items()})
         )
 
     def add_flight(self, flight: InFlight) -> None:
