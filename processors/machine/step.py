@@ -68,7 +68,8 @@ class Step:
         cursor = self.state.record.last_observed_at
         if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
             horizon = cursor - LATE_TOLERANCE_MS
-            observed = {mid: at for mid, at in observed.items() if at > horizon}
+            if min(observed.values()) <= horizon:  # rebuilt only when something is to go
+                observed = {mid: at for mid, at in observed.items() if at > horizon}
         before = self.state.pending_tokens()
         tokens = {k: v for k, v in self.state.message_tokens.items() if k not in ids}
         window = tuple(m for m in self.state.window if m.id not in ids)
