@@ -129,8 +129,11 @@ class OMConfig(ConfigModel):
 
     @property
     def resolved(self) -> ResolvedConfig:
-        """The thresholds in tokens, decoded once at construction."""
-        return self._resolved
+        """The thresholds in tokens, decoded once at construction.
+
+        Read several times per event by the core: straight from pydantic's private-attribute dict,
+        which skips ``BaseModel.__getattr__`` (the attribute is set once, in ``_resolve``)."""
+        return self.__pydantic_private__["_resolved"]
 
     def _observer_choice(self) -> ModelChoice | None:
         return configured_model(self.observation.model, self.model, self.reflection.model)

@@ -35,7 +35,9 @@ def dynamic_threshold(budget: ResolvedConfig | TokenRange, observation_tokens: i
 
 
 def _override_value(override: dict[str, Any] | None, section: str, *names: str) -> Any:
-    part = (override or {}).get(section)
+    if not override:
+        return None
+    part = override.get(section)
     if not isinstance(part, dict):
         return None
     return next((part[name] for name in names if part.get(name) is not None), None)

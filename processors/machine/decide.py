@@ -32,7 +32,7 @@ from processors.machine.observer_latch import lift_latch, note_observer_outcome,
 from processors.machine.planning import plan
 from processors.machine.record_import import apply_import
 from processors.machine.reflection import apply_reflection_result, maybe_reflect
-from processors.machine.state import KeyState
+from processors.machine.state import KeyState, replace
 from processors.machine.step import Step
 from processors.machine.steps import step_of
 from processors.tokens import TokenCounter, get_counter
@@ -113,7 +113,7 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
     else:
         fresh = False
     now = _event_time(event, state)
-    step = Step(state=state.model_copy(update={"version": state.version + 1}), config=config,
+    step = Step(state=replace(state, {"version": state.version + 1}), config=config,
                 counter=counter_for(config), now=now)
     try:
         if isinstance(event, ThreadControl) and not fresh:

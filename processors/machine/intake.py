@@ -17,9 +17,10 @@ Rules this module keeps:
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 from processors.context import format_reminder_timestamp, temporal_gap_text
-from processors.machine.state import LATE_TOLERANCE_MS, remember_pending
+from processors.machine.state import LATE_TOLERANCE_MS, KeyState, remember_pending
 from schemas.base import SchemaError
 from schemas.control import ThreadControl
 from processors.machine.step import Step
@@ -81,13 +82,14 @@ def take_message(step: Step, message: ChatMessage) -> bool:
         step.update(window=tuple(m for m in state.window if m.id != message.id))
     elif step.config.temporal_markers and message.role == "user":
         _insert_gap_marker(step, message)
-    _insert(step, message)
-    _track_activity(step, message)
+    _insert(step, message, _activity(step.state, message))
     return True
 
 
-def _insert(step: Step, message: ChatMessage) -> None:
-    """In event-time order (after equal times); the common case, the newest message, appends."""
+def _insert(step: Step, message: ChatMessage, also: dict[str, Any] | None = None) -> None:
+    """In event-time order (after equal times); the common case, the newest message, appends.
+
+    ``also`` are further changes made in the same copy of the state (the message's activity)."""
     old = step.state.window
     if not old or message.created_at >= old[-1].created_at:
         window = old + (message,)
@@ -98,18 +100,17 @@ def _insert(step: Step, message: ChatMessage) -> None:
     tokens = dict(step.state.message_tokens)
     tokens[message.id] = count = step.counter.count_message(message)
     remember_pending(window, tokens, (before or 24) + count)
-    step.update(window=window, message_tokens=tokens)
+    step.update(window=window, message_tokens=tokens, **(also or {}))
 
 
-def _track_activity(step: Step, message: ChatMessage) -> None:
+def _activity(state: KeyState, message: ChatMessage) -> dict[str, Any]:
+    """The activity times (and the actor's model) a taken message leaves on the state."""
     last_part_at = message.last_activity_at()
-    previous = step.state.last_message_at
-    step.update(last_message_at=max(previous or 0, last_part_at))
+    changes: dict[str, Any] = {"last_message_at": max(state.last_message_at or 0, last_part_at)}
     if message.role == "assistant":
-        step.update(
-            last_activity_at=max(step.state.last_activity_at or 0, last_part_at),
-            last_model=message.step_model() or step.state.last_model,
-        )
+        changes["last_activity_at"] = max(state.last_activity_at or 0, last_part_at)
+        changes["last_model"] = message.step_model() or state.last_model
+    return changes
 
 
 def _first_part_at(message: ChatMessage) -> int:

@@ -9,17 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from processors.machine.step import Step
-from schemas.lifecycle import (
-    ActiveWindows,
-    BufferedObservationsWindow,
-    BufferedReflectionWindow,
-    BufferedWindows,
-    MarkerConfig,
-    OperationType,
-    StatusEvent,
-    StatusWindows,
-    TokenWindow,
-)
+from schemas.lifecycle import MarkerConfig, OperationType, StatusEvent
 from schemas.jobs import ResultHeader
 from processors.machine.token_math import projected_message_removal
 
@@ -64,40 +54,38 @@ def status_event(step: Step) -> StatusEvent:
     chunks = record.buffered_chunks
     chunk_message_tokens = [c.message_tokens for c in chunks]
     ratio = resolved.activation_ratio
+    message_threshold = step.message_threshold()
     projected = (
-        projected_message_removal(chunk_message_tokens, pending, step.message_threshold(), ratio)
+        projected_message_removal(chunk_message_tokens, pending, message_threshold, ratio)
         if ratio is not None
         else 0
     )
     buffering = step.state.flight("buffer") is not None
     reflecting = step.state.flight("reflect-background") is not None
-    windows = StatusWindows(
-        active=ActiveWindows(
-            messages=TokenWindow(tokens=pending, threshold=step.message_threshold()),
-            observations=TokenWindow(
-                tokens=record.observation_token_count, threshold=step.reflection_threshold()
-            ),
-        ),
-        buffered=BufferedWindows(
-            observations=BufferedObservationsWindow(
-                chunks=len(chunks),
-                message_tokens=min(sum(chunk_message_tokens), pending),
-                projected_message_removal=projected,
-                observation_tokens=sum(c.token_count for c in chunks),
-                status="running" if buffering else ("complete" if chunks else "idle"),
-            ),
-            reflection=BufferedReflectionWindow(
-                input_observation_tokens=record.buffered_reflection_input_tokens,
-                observation_tokens=record.buffered_reflection_tokens,
-                status="running"
-                if reflecting
-                else ("complete" if record.buffered_reflection else "idle"),
-            ),
-        ),
-    )
-    return StatusEvent(
+    windows = {
+        "active": {
+            "messages": {"tokens": pending, "threshold": message_threshold},
+            "observations": {"tokens": record.observation_token_count, "threshold": step.reflection_threshold()},
+        },
+        "buffered": {
+            "observations": {
+                "chunks": len(chunks),
+                "message_tokens": min(sum(chunk_message_tokens), pending),
+                "projected_message_removal": projected,
+                "observation_tokens": sum(c.token_count for c in chunks),
+                "status": "running" if buffering else ("complete" if chunks else "idle"),
+            },
+            "reflection": {
+                "input_observation_tokens": record.buffered_reflection_input_tokens,
+                "observation_tokens": record.buffered_reflection_tokens,
+                "status": "running" if reflecting else ("complete" if record.buffered_reflection else "idle"),
+            },
+        },
+    }
+    # one validation of the whole tree: the nested windows are built inside pydantic-core
+    return StatusEvent.model_validate({
         **identity(step),
-        windows=windows,
-        generation=record.generation,
-        applied_through=step.state.applied_through,
-    )
+        "windows": windows,
+        "generation": record.generation,
+        "applied_through": step.state.applied_through,
+    })

@@ -13,7 +13,7 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.config import dynamic_threshold, effective_message_tokens, effective_reflection_tokens
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending
+from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending, replace
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -37,19 +37,17 @@ class Step:
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
-        self.state = self.state.model_copy(update=changes)
+        self.state = replace(self.state, changes)
 
     def update_record(self, **changes: Any) -> None:
         changes.setdefault("updated_at", self.now)
-        self.update(record=self.state.record.model_copy(update=changes))
+        self.update(record=replace(self.state.record, changes))
         self.record_changed = True
 
     def count(self, **deltas: int) -> None:
         counters = self.state.counters
         self.update(
-            counters=counters.model_copy(
-                update={k: getattr(counters, k) + v for k, v in deltas.items()}
-            )
+            counters=replace(counters, {k: getattr(counters, k) + v for k, v in deltas.items()})
         )
 
     def add_flight(self, flight: InFlight) -> None:
@@ -70,7 +68,8 @@ class Step:
         cursor = self.state.record.last_observed_at
         if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
             horizon = cursor - LATE_TOLERANCE_MS
-            observed = {mid: at for mid, at in observed.items() if at > horizon}
+            if min(observed.values()) <= horizon:  # rebuilt only when something is to go
+                observed = {mid: at for mid, at in observed.items() if at > horizon}
         before = self.state.pending_tokens()
         tokens = {k: v for k, v in self.state.message_tokens.items() if k not in ids}
         window = tuple(m for m in self.state.window if m.id not in ids)
