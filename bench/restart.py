@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import signal
 import tempfile
@@ -53,8 +54,10 @@ class Start:
 
 
 def waiting(name: str, thread: str) -> ChatMessage:
+    """Dated now: after the corpus's messages (so not late), and not ahead of its record's log time
+    (the fold refuses an event more than an hour ahead: streams/fold.py ``MAX_LEAD_MS``)."""
     return ChatMessage(id=name, thread_id=thread, resource_id=f"r-{thread}", role="user",
-                       created_at=2_000_000_000_000, parts=[TextPart(text=f"{name} waits for the worker")])
+                       created_at=int(time.time() * 1000), parts=[TextPart(text=f"{name} waits for the worker")])
 
 
 def one_per_partition(tag: str) -> list[ChatMessage]:
@@ -72,7 +75,7 @@ def one_per_partition(tag: str) -> list[ChatMessage]:
 def milestones(log: Path, spawned_wall: float, start_index: int) -> tuple[float, float]:
     """Spawn → Faust started, spawn → recovery done, for the ``start_index``-th start in ``log``."""
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    faust = [e["ts"] for e in lines if e["event"].startswith("[^Worker]: Starting")][start_index]
+    faust = [e["ts"] for e in lines if re.match(r"\[\^_?Worker\]: Starting", e["event"])][start_index]
     ready = [e["ts"] for e in lines if e["event"].endswith("Worker ready") and e["ts"] >= faust][0]
     return faust - spawned_wall, ready - spawned_wall
 

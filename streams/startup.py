@@ -30,21 +30,29 @@ def configured(*, models: bool = True) -> tuple[Settings, OMConfig]:
 
 
 def check_models(config: OMConfig) -> None:
-    """Every model the Observer or Reflector may call has a provider litellm knows (offline check)."""
+    """Every model the Observer or Reflector may call has a provider litellm knows (offline check).
+
+    Importing litellm costs ~4 s of every start; when every model is the built-in offline one (the
+    demo, the tests, the benchmarks) nothing needs it, and the first model call imports it."""
+    from streams.llm.models import OFFLINE_PROVIDER, to_litellm_model
+
+    named = [(role, name) for role, choice in (("observer", config.observer_model()),
+                                               ("reflector", config.reflector_model()))
+             for name in (choice.models() if isinstance(choice, ModelByInputTokens) else [choice])]
+    if all(to_litellm_model(name).startswith(f"{OFFLINE_PROVIDER}/") for _, name in named):
+        return
     import litellm
 
     from streams.llm.deterministic.provider import register
-    from streams.llm.models import to_litellm_model
 
     register()
     litellm.suppress_debug_info = True  # its "Provider List" banner would follow every refusal
-    for role, choice in (("observer", config.observer_model()), ("reflector", config.reflector_model())):
-        for name in choice.models() if isinstance(choice, ModelByInputTokens) else [choice]:
-            try:
-                litellm.get_llm_provider(to_litellm_model(name).partition("?")[0])
-            except Exception:  # noqa: BLE001 - litellm raises several types for an unknown provider
-                raise ConfigError(f"the {role} model {name!r} names no known provider; write "
-                                  "provider/model, e.g. openai/gpt-4o-mini or google/gemini-2.5-flash") from None
+    for role, name in named:
+        try:
+            litellm.get_llm_provider(to_litellm_model(name).partition("?")[0])
+        except Exception:  # noqa: BLE001 - litellm raises several types for an unknown provider
+            raise ConfigError(f"the {role} model {name!r} names no known provider; write "
+                              "provider/model, e.g. openai/gpt-4o-mini or google/gemini-2.5-flash") from None
 
 
 def one_line(error: Exception) -> str:

@@ -36,6 +36,9 @@ _PROVIDERS = {
 }
 
 
+OFFLINE_PROVIDER = "om-deterministic"  # streams/llm/deterministic/provider.py registers it with litellm
+
+
 def to_litellm_model(model: str) -> str:
     model = DEFAULT_MODEL if model in ("", "default") else model
     if "/" not in model:

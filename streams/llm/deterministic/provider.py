@@ -19,6 +19,7 @@ import litellm
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
+from streams.llm.models import OFFLINE_PROVIDER
 from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, MALFORMED_TEXT, FaultCounter, FaultPlan, parse_model
 from streams.llm.deterministic import echo
 from streams.llm.deterministic.observe import observe
@@ -26,7 +27,7 @@ from streams.llm.deterministic.read import judge, read
 from streams.llm.deterministic.reflect import reflect
 from streams.llm.deterministic.structured import fill_schema
 
-PROVIDER = "om-deterministic"
+PROVIDER = OFFLINE_PROVIDER
 FAULTS = FaultCounter()
 
 
