@@ -49,7 +49,7 @@ from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
-from streams import commit_offsets, embedded, fetch_wait, flow_resume, metrics, state_codec
+from streams import commit_offsets, embedded, fetch_wait, flow_resume, metrics
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
@@ -81,7 +81,6 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     Faust creates the state changelog and its leader topic with it."""
     if settings.replication is None:
         raise ValueError("settings.replication is unset: resolve it with streams.worker.prepare_broker first")
-    state_codec.register()
     topics = Topics.for_prefix(settings.topic_prefix)
     (settings.data_dir / "faust").mkdir(parents=True, exist_ok=True)
     app = faust.App(
@@ -186,7 +185,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
     inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
                        partitions=settings.partitions)
     changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
-                          value_serializer=state_codec.CODEC_NAME, partitions=settings.partitions,
+                          value_serializer="raw", partitions=settings.partitions,  # streams/state_changelog.py decodes
                           compacting=True, deleting=False,
                           config={"max.message.bytes": str(MAX_RECORD_BYTES),
                                   **Replication.for_factor(app.conf.topic_replication_factor).topic_config()})

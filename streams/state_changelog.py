@@ -62,10 +62,12 @@ def encode_state(state: KeyState) -> bytes:
 def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole_window: bool = False) -> list[Write]:
     """What the changelog needs for ``key`` moving from ``before`` (as last written) to ``after``
     (None: deleted). ``whole_window``: ``before``'s bodies were never written on their own."""
-    had = {} if before is None or whole_window else {m.id: m for m in before.window}
-    has = {} if after is None else {m.id: m for m in after.window}
-    out: list[Write] = [(orjson.dumps(body_key(key, mid)), None) for mid in had if mid not in has]
-    out += [(orjson.dumps(body_key(key, mid)), m.to_bytes()) for mid, m in has.items() if had.get(mid) is not m]
+    out: list[Write] = []
+    if before is None or after is None or whole_window or after.window is not before.window:  # else: unchanged
+        had = {} if before is None or whole_window else {m.id: m for m in before.window}
+        has = {} if after is None else {m.id: m for m in after.window}
+        out += [(orjson.dumps(body_key(key, mid)), None) for mid in had if mid not in has]
+        out += [(orjson.dumps(body_key(key, mid)), m.to_bytes()) for mid, m in has.items() if had.get(mid) is not m]
     seen = {} if before is None or whole_window else before.observed
     sees = {} if after is None else after.observed
     if sees is not seen:
@@ -154,9 +156,7 @@ class Assembler:
         if missing:  # not expected: every body is written in its state's transaction
             log.error("om.recovery.missing_bodies", extra={"messages": missing})
             metrics.failure("missing-window-bodies", missing)
-        full = set(self.full)
-        self.__init__()  # type: ignore[misc]
-        return full
+        return self.full
 
 
 class StateTable(faust.Table):
@@ -172,7 +172,8 @@ class StateTable(faust.Table):
             self.assembler.apply(self._to_key(event.key), event.message.partition, event.message.value)
 
     async def on_recovery_completed(self, active_tps: Any, standby_tps: Any) -> None:
-        self.unwritten |= self.assembler.finish(self.data, getattr(self.data, "_key_partition", None))
+        assembler, self.assembler = self.assembler, Assembler()  # the next recovery starts afresh
+        self.unwritten |= assembler.finish(self.data, getattr(self.data, "_key_partition", None))
         await super().on_recovery_completed(active_tps, standby_tps)
 
     def writes(self, key: str, before: KeyState | None, after: KeyState | None) -> list[Write]:

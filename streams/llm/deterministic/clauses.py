@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 STOPWORDS = frozenset("""
 a about above after again against all almost already also am an and any are as at be because been
@@ -54,6 +56,8 @@ _NUMBER = re.compile(r"\b\d[\d,.:]*[a-z]*\b", re.IGNORECASE)
 _CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
 _NAME = re.compile(r"\b[A-ZÀ-Ý][\w'’-]+")
 
+T = TypeVar("T")
+
 _USER_START = (
     (re.compile(r"^I'm\b|^I am\b"), "is"), (re.compile(r"^I've\b"), "has"), (re.compile(r"^I'll\b"), "will"),
     (re.compile(r"^I'd\b"), "would"), (re.compile(r"^I\b"), ""), (re.compile(r"^let'?s go with\b", re.I), "chose"),
@@ -71,7 +75,25 @@ _ASSISTANT_START = ((re.compile(r"^I'd\b"), "would"), (re.compile(r"^I'll\b"), "
 _ASSISTANT_INNER = ((r"\byou're\b", "user is"), (r"\b[Yy]ou\b", "user"), (r"\b[Yy]our\b", "user's"))
 
 
-@functools.lru_cache(maxsize=8_192)
+SHORT_TEXT = 4_000  # characters
+LONG_TEXTS_KEPT = 64
+
+
+def remembered(maxsize: int) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """``functools.lru_cache`` for a pure function of a text (and small arguments), with room for
+    ``maxsize`` short texts but only :data:`LONG_TEXTS_KEPT` long ones (a whole previous log, up to
+    a message's megabyte): the cache's memory stays bounded."""
+    def wrap(fn: Callable[..., T]) -> Callable[..., T]:
+        short, long = functools.lru_cache(maxsize=maxsize)(fn), functools.lru_cache(maxsize=LONG_TEXTS_KEPT)(fn)
+
+        @functools.wraps(fn)
+        def call(text: str, *rest: Any) -> T:
+            return (short if len(text) <= SHORT_TEXT else long)(text, *rest)
+        return call
+    return wrap
+
+
+@remembered(8_192)
 def sentences(text: str) -> tuple[str, ...]:
     flat = " ".join(text.split())
     out: list[str] = []
@@ -88,7 +110,7 @@ def sentences(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=32_768)
+@remembered(32_768)
 def strip_filler(sentence: str) -> str:
     """The sentence without its leading greeting or acknowledgement; '' when nothing is left."""
     rest = _LEAD.sub("", sentence).strip()
@@ -97,7 +119,7 @@ def strip_filler(sentence: str) -> str:
     return rest[:1].upper() + rest[1:] if rest else ""
 
 
-@functools.lru_cache(maxsize=32_768)
+@remembered(32_768)
 def content_words(text: str) -> frozenset[str]:
     """Remembered per text: the model sees the same previous observations and messages call after
     call (a pure function, so a cache only saves the work)."""
@@ -105,13 +127,13 @@ def content_words(text: str) -> frozenset[str]:
                      if w not in STOPWORDS and (len(w) > 2 or w.isdigit()))
 
 
-@functools.lru_cache(maxsize=65_536)
+@functools.lru_cache(maxsize=65_536)  # a word
 def stem(word: str) -> str:
     word = word.strip("'’-")
     return word[:5] if len(word) > 5 and not any(c.isdigit() for c in word) else word
 
 
-@functools.lru_cache(maxsize=32_768)
+@remembered(32_768)
 def specifics(text: str) -> frozenset[str]:
     """Numbers, codes and capitalised names; the first word is capitalised anyway, so it is not a name."""
     rest = text.split(" ", 1)[1] if " " in text else ""
@@ -119,7 +141,7 @@ def specifics(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text)) | frozenset(_CODE.findall(text)) | names
 
 
-@functools.lru_cache(maxsize=32_768)
+@remembered(32_768)
 def third_person(sentence: str, role: str) -> tuple[str, bool]:
     """(rewritten sentence, whether it now starts with a verb for "User …"/"Assistant …")."""
     starts, inner = (_USER_START, _USER_INNER) if role == "user" else (_ASSISTANT_START, _ASSISTANT_INNER)

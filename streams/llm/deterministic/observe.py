@@ -17,7 +17,6 @@ rules can, and the same prompt always yields the same answer.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -25,6 +24,7 @@ from datetime import date
 from streams.llm.deterministic.clauses import (
     compact,
     content_words,
+    remembered,
     sentences,
     specifics,
     strip_filler,
@@ -80,12 +80,12 @@ class Memory:
         return bool(fresh_facts) or bool(content_words(text) - self.words)
 
 
-@functools.lru_cache(maxsize=32_768)
+@remembered(32_768)
 def _lower_facts(text: str) -> frozenset[str]:
     return frozenset(s.lower() for s in specifics(text))
 
 
-@functools.lru_cache(maxsize=65_536)
+@remembered(65_536)
 def _line_refs(line: str, references: bool) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     """A line's chosen names, and the names its codes belong to (pure, so remembered: the previous
     observations come back line for line in every call)."""
