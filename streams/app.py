@@ -38,7 +38,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Hashable
-from typing import Any, Literal
+from typing import Any
 
 import faust
 
@@ -54,22 +54,21 @@ from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.transform import load_hooks
 from streams.call_shutdown import CallShutdown
+from streams.internal_topics import (
+    MAX_RECORD_BYTES, STATE_TABLE, Role, app_id, changelog_config, changelog_topic, install_assignment_guard,
+)
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.recovery import PromptTableManager
 from streams.restart import error_name, restart_in_place
-from streams.services.kafka_replication import Replication
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
 from streams.state_changelog import StateTable
 from streams.topics import Topics
 from streams.transactions import confirm, send_with_input
 
-Role = Literal["all", "processor", "llm"]
 NEVER = 10 * 365 * 86_400.0
-MAX_RECORD_BYTES = 16 * 1024 * 1024  # a long thread's state outgrows Kafka's 1 MB default
 log = logging.getLogger(__name__)
-STATE_TABLE = "om-state"
 
 
 def broker_urls(bootstrap: str) -> list[str]:
@@ -84,7 +83,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     topics = Topics.for_prefix(settings.topic_prefix)
     (settings.data_dir / "faust").mkdir(parents=True, exist_ok=True)
     app = faust.App(
-        f"{settings.topic_prefix}-{'worker' if role == 'all' else role}",
+        app_id(settings.topic_prefix, role),
         broker=broker_urls(settings.kafka_bootstrap),
         store="memory://",
         datadir=str(settings.data_dir / "faust"),  # Faust's default is ./<app id>-data, in the cwd
@@ -115,6 +114,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
 
     fetch_wait.install(app, settings.fetch_max_wait_ms)
     flow_resume.install(app)
+    install_assignment_guard(app)
 
     def topic(name: str) -> faust.TopicT:
         return app.topic(name, key_serializer="raw", value_serializer="raw", partitions=settings.partitions)
@@ -184,11 +184,10 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                        fence: asyncio.Lock, guard: StallGuard) -> None:
     inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
                        partitions=settings.partitions)
-    changelog = app.topic(f"{app.conf.id}-{STATE_TABLE}-changelog", key_serializer="json",
+    changelog = app.topic(changelog_topic(app.conf.id), key_serializer="json",  # created by streams/worker.py
                           value_serializer="raw", partitions=settings.partitions,  # streams/state_changelog.py decodes
                           compacting=True, deleting=False,
-                          config={"max.message.bytes": str(MAX_RECORD_BYTES),
-                                  **Replication.for_factor(app.conf.topic_replication_factor).topic_config()})
+                          config=changelog_config(app.conf.topic_replication_factor))
     table = app.tables.add(StateTable(app, name=STATE_TABLE, default=None, beacon=app.tables.beacon,
                                       partitions=settings.partitions, changelog_topic=changelog))
     owners: dict[str, int] = {}

@@ -18,6 +18,7 @@ from aiokafka.errors import KafkaError
 
 from streams import logs, tracing
 from streams.app import Role, build_app
+from streams.internal_topics import ensure_internal_topics
 from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
@@ -29,23 +30,27 @@ from streams.topics import Topics
 log = logging.getLogger(__name__)
 
 
-async def ensure_topics(settings: Settings) -> Settings:
-    """Create the pipeline's topics with the configured partitions before any producer or agent;
-    the settings returned carry the replication used (unset: the cluster's default), so the
-    topics Faust creates (the state changelog) get the same."""
+async def ensure_topics(settings: Settings, role: Role | None = None) -> Settings:
+    """Create the pipeline's topics with the configured partitions before any producer or agent,
+    and, for a ``role``, the topics its Faust app uses (streams/internal_topics.py: a consumer group
+    assigns only topics its leader's metadata knows). The settings returned carry the replication
+    used (unset: the cluster's default), so every topic Faust declares gets the same."""
     names = Topics.for_prefix(settings.topic_prefix).all()
     used = await create_topics(settings.kafka_bootstrap, names, settings.partitions, settings.replication)
+    if role is not None:
+        await ensure_internal_topics(settings.kafka_bootstrap, settings.topic_prefix, role, settings.partitions,
+                                     used.factor)
     return settings.model_copy(update={"replication": used.factor})
 
 
-async def prepare_broker(settings: Settings) -> Settings:
+async def prepare_broker(settings: Settings, role: Role = "all") -> Settings:
     """Topics first, then abort what a broker left hanging on them: before this worker's producers
     exist, or their first commit would carry a forgotten batch (see :mod:`streams.hanging_txns`).
 
     A failed cleanup is logged, not fatal: the worker is still correct unless a transaction
     really hangs, and then the stall guard restarts it, which runs this again. A broker not up
     yet (or restarting) delays the start instead of ending it."""
-    settings = await start_when_reachable(lambda: ensure_topics(settings), settings.kafka_bootstrap, "worker")
+    settings = await start_when_reachable(lambda: ensure_topics(settings, role), settings.kafka_bootstrap, "worker")
     try:
         await abort_hanging_transactions(settings.kafka_bootstrap,
                                          (f"{settings.topic_prefix}.", f"{settings.topic_prefix}-"))
@@ -76,7 +81,7 @@ def run_worker(role: Role = "all") -> None:
         tracing.start(role=role)  # off unless OTEL_* asks for it (streams/tracing/settings.py)
     except tracing.TracingConfigError as error:
         raise SystemExit(f"om: bad configuration: {error}") from None
-    settings = asyncio.run(prepare_broker(settings))
+    settings = asyncio.run(prepare_broker(settings, role))
     app = build_app(settings, config, role)
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
     worker = _Worker(app, stop_deadline=StopDeadline(settings.stop_grace_s), loglevel=settings.log_level,

@@ -10,7 +10,7 @@ same settings; ``min.insync.replicas`` follows it (streams/services/kafka_replic
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
@@ -20,6 +20,7 @@ from aiokafka.errors import (
     UnknownTopicOrPartitionError,
     for_code,
 )
+from aiokafka.protocol.metadata import MetadataRequest
 
 from streams.services.kafka_replication import Replication
 
@@ -32,11 +33,16 @@ async def create_topics(
     partitions: int = 1,
     replication: int | None = 1,
     timeout: float = 30.0,
+    config: Mapping[str, str] | None = None,
 ) -> Replication:
-    """Create each topic that does not exist yet, and return once every one is described.
+    """Create each topic that does not exist yet, and return once every live broker describes
+    every one. ``config``: topic settings besides ``min.insync.replicas`` (which follows the
+    replication); a topic that exists already is left as it is.
 
     A freshly created topic takes a moment to reach the metadata every broker serves (KRaft
-    propagates it asynchronously); callers that produce or describe right away need it there.
+    propagates it asynchronously); callers that produce, describe or subscribe right away need it
+    there, on whichever broker they ask (a consumer group's leader assigns only the topics its
+    metadata knows, streams/internal_topics.py).
     Returns the replication used (``None``: the cluster's default), for the topics Faust creates.
     """
     wanted = list(names)
@@ -46,7 +52,8 @@ async def create_topics(
         policy = Replication.for_factor(replication if replication is not None else await cluster_replication(admin))
         existing = set(await admin.list_topics())
         missing = [
-            NewTopic(n, num_partitions=partitions, replication_factor=policy.factor, topic_configs=policy.topic_config())
+            NewTopic(n, num_partitions=partitions, replication_factor=policy.factor,
+                     topic_configs={**(config or {}), **policy.topic_config()})
             for n in wanted
             if n not in existing
         ]
@@ -87,12 +94,22 @@ def _raise_refusal(response: object) -> None:
 async def _until_described(admin: AIOKafkaAdminClient, names: list[str], timeout: float) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        described = await admin.describe_topics(names)
-        if all(d["error_code"] == 0 and d["partitions"] for d in described):
+        nodes = [broker["node_id"] for broker in (await admin.describe_cluster())["brokers"]]
+        lagging = [node for node in nodes if not await _describes(admin, node, names)]
+        if not lagging:
             return
         if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError(f"topics {names} not visible in metadata after {timeout}s")
+            raise TimeoutError(f"topics {names} not in the metadata of broker(s) {lagging} after {timeout}s")
         await asyncio.sleep(0.05)
+
+
+async def _describes(admin: AIOKafkaAdminClient, node: int, names: list[str]) -> bool:
+    """Whether broker ``node``'s metadata has every topic of ``names``, with its partitions."""
+    try:  # aiokafka's describe_topics asks a random broker; this asks the one named
+        response = await admin._send_request(MetadataRequest(names), node)
+    except (KafkaError, OSError):
+        return True  # a broker that cannot be reached serves no client either; the rest decide
+    return all(t["error_code"] == 0 and t["partitions"] for t in response.to_object()["topics"])
 
 
 async def delete_topics(bootstrap: str, names: Iterable[str]) -> None:

@@ -89,9 +89,10 @@ async def test_three_workers_one_killed_then_one_stopped_lose_and_duplicate_noth
                 await gated_conversation(bootstrap, logs.topics.messages, logs.events, expected, messages, config,
                                          after_produce=lose_a_worker)
             except AssertionError as error:  # the brokers are gone once CI reports it: show the partitions now
-                raise AssertionError("\n".join([str(error), *[await _described(bootstrap, workers.prefix, p)
-                                                            for p in sorted(key_partitions)],
-                                                 _digest(workers)])) from None
+                # the workers first: CI shows a long failure's head and tail only
+                raise AssertionError("\n".join([str(error), _digest(workers),
+                                                 *[await _described(bootstrap, workers.prefix, p)
+                                                   for p in sorted(key_partitions)]])) from None
             assert len(resumed) == 1 and len(gone) == 2, "both faults happened"
             survivors = [h for h in workers.handles if h not in gone.values()]
             assert all(h.proc is not None and h.proc.poll() is None for h in survivors), "the last worker died"
