@@ -43,7 +43,7 @@ BOUNDARY = "\n\n--- message boundary (2024-12-01T00:00:00.000Z) ---\n\n"
 def _message_row(resource: str, thread: str, key: str, i: int) -> list:
     parts = orjson.dumps([{"type": "text", "text": f"message {i} of {thread} " + "lorem ipsum " * 20}]).decode()
     return [resource, thread, f"{thread}-m{i:05d}", key, "user" if i % 2 == 0 else "assistant",
-            T0 + i * 60_000, parts, None, None, resource, i]
+            T0 + i * 60_000, parts, None, None, resource, 2 * i, 0]
 
 
 def _record_row(resource: str, thread: str, key: str, generation: int, observations: str, version: int) -> list:

@@ -55,14 +55,37 @@ class ChunkChanged(VersionedModel):
 
 
 class MessageInserted(VersionedModel):
-    """A message the core itself added to the thread (a temporal-gap reminder): it is part of the
-    conversation the agent sees, so it is materialised like a produced message."""
+    """A message the core itself added to the thread (a temporal-gap reminder, an imported one): it
+    is part of the conversation the agent sees, so it is materialised like a produced message.
+
+    ``observed``: the message as it was when it left the window (or was imported as observed). Its
+    row outranks every row from the messages topic, so an id re-sent with other content after it
+    was observed — a duplicate the core ignores — never replaces what the memory was built from."""
 
     kind: Literal["message-inserted"] = "message-inserted"
     key: str
     version: int
     at: int
     message: ChatMessage
+    observed: bool = False
+
+
+class MessageRefused(VersionedModel):
+    """A messages-topic record the sink stores by its record alone but the processor refused (a
+    thread another resource owns, an event time too far ahead, a late message it dropped): the sink
+    hides the stored row, so the reader never serves it. ``version`` is the record's offset on the
+    messages topic; the refusal outranks that record's row and nothing later (a valid re-send of
+    the id is stored again). ``held``: the message the core still holds unobserved under that id (the
+    refused record was a re-send of it) — the row returns to it instead of being hidden."""
+
+    kind: Literal["message-refused"] = "message-refused"
+    key: str
+    version: int
+    at: int
+    message_id: str
+    thread_id: str
+    owner: str = Field(description="the stored row's resource_id: the message's resource, or its thread id")
+    held: ChatMessage | None = None
 
 
 class KeyDeleted(VersionedModel):
@@ -87,6 +110,7 @@ Delta = Annotated[
         Annotated[ChunkChanged, Tag("chunk")],
         Annotated[KeyDeleted, Tag("key-deleted")],
         Annotated[MessageInserted, Tag("message-inserted")],
+        Annotated[MessageRefused, Tag("message-refused")],
     ],
     Discriminator(_kind),
 ]

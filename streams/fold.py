@@ -11,8 +11,13 @@ Rules this module keeps:
 * A record must arrive keyed by its lookup key (the key is what made it reach this owner); a record
   keyed otherwise is refused rather than folded into the wrong record.
 * Nothing sent exceeds the broker's record limit (streams/topics.py): an oversized job becomes a
-  failed cycle (streams/job_size.py), any other oversized effect refuses its input; dead letters
-  are bounded by their own envelope (schemas/dlq.py).
+  failed cycle (streams/job_size.py), an observed copy that cannot fit is left out (the topic's row
+  stays), any other oversized effect refuses its input; dead letters are bounded by their own
+  envelope (schemas/dlq.py).
+* A refused message the sink has stored anyway (it stores by the record alone:
+  streams/stored_messages.py) gets a ``MessageRefused`` delta beside its dead letter, and so does a
+  late message the core dropped: the sink hides the row, so the reader never serves what the
+  memory does not hold (issue 18 item 4).
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ from processors.config import OMConfig
 from processors.machine import Decision, Event, KeyState, decide, event_key
 from schemas.base import SchemaError, decode
 from schemas.control import decode_control
+from schemas.deltas import MessageInserted, MessageRefused
 from schemas.dlq import DeadLetter
 from schemas.jobs import ObserveResult, ReflectResult, decode_result
 from schemas.messages import ChatMessage
 from streams import tracing
 from streams.job_size import fit_job, too_big_result
 from streams.restart import error_name
+from streams.stored_messages import is_stored
 from streams.topics import RECORD_LIMIT, Topics
 
 log = logging.getLogger(__name__)
@@ -101,12 +108,37 @@ class BatchFolder:
                 self._fold_one(record, states, result)
             except SchemaError as exc:
                 self._dead_letter(record, exc, "validate" if exc.field else "decode", result)
+                self._hide_stored(record, states, result)
             except Exception as exc:  # a bug must cost one record, never the partition
                 log.error("om.fold.error", extra={"topic": record.topic, "offset": record.offset,  # frames,
                                                   "error": error_name(exc),  # never the message: it may quote input
                                                   "frames": traceback.format_tb(exc.__traceback__)})
                 self._dead_letter(record, exc, "apply", result)
+                self._hide_stored(record, states, result)
         return result
+
+    def _hide_stored(self, record: InputRecord, states: MutableMapping[str, KeyState], result: FoldResult,
+                     message: ChatMessage | None = None) -> None:
+        """A refusal of the row the sink stored for this messages-topic record, if it stored one; it
+        puts back the message the key holds unobserved under that id, if any."""
+        if record.topic != self.topics.messages:
+            return
+        message = message or is_stored(record.key, record.value, self.config.scope)
+        if message is None or record.key is None:
+            return
+        key = record.key.decode()
+        state = states.get(key)
+        held = next((m for m in state.window if m.id == message.id), None) \
+            if state is not None and message.id in state.message_tokens else None
+        if held is not None and held.owner != message.owner:
+            held = None  # another resource's row: the refused one is hidden, the holder's is untouched
+        refusal = MessageRefused(key=key, version=record.offset, at=record.timestamp_ms or int(self._clock() * 1000),
+                                 message_id=message.id, thread_id=message.thread_id, owner=message.owner, held=held)
+        raw = refusal.to_bytes()
+        if held is not None and len(raw) + len(record.key) > self.record_limit:
+            log.warning("om.delta.held_copy_oversized", extra={"key_bytes": len(record.key), "delta_bytes": len(raw)})
+            raw = refusal.model_copy(update={"held": None}).to_bytes()  # hidden: the refused content never shows
+        result.outgoing.append(Outgoing(self.topics.records, record.partition, record.key, raw))
 
     def _fold_one(self, record: InputRecord, states: MutableMapping[str, KeyState], result: FoldResult) -> None:
         if record.value is None:
@@ -140,6 +172,8 @@ class BatchFolder:
             result.changed[key] = record.partition
             result.deleted.pop(key, None)
         result.outgoing.extend(outgoing)
+        if isinstance(event, ChatMessage) and event.id in decision.dropped:
+            self._hide_stored(record, states, result, event)
         result.event_types.update(event_type for event_type, _ in event_types)
         result.event_counts.update(event_types)
 
@@ -169,13 +203,25 @@ class BatchFolder:
                 decisions.append(decide(state, too_big_result(job, size, self.record_limit, int(self._clock() * 1000)),
                                         self.config))
             out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in current.events)
-            out.extend(Outgoing(self.topics.records, p, key_bytes, d.to_bytes()) for d in current.deltas)
+            out.extend(Outgoing(self.topics.records, p, key_bytes, raw) for raw in self._deltas(key_bytes, current))
             types.update((ev.type, getattr(ev, "operation_type", None)) for ev in current.events)
         oversized = [o.topic for o in out if len(o.value) + len(key_bytes) > self.record_limit]
         if oversized:
             raise _Rejected("", f"its effects exceed the broker's record limit ({self.record_limit} bytes) "
                                   f"on {sorted(set(oversized))}")
         return state, out, types
+
+    def _deltas(self, key_bytes: bytes, decision: Decision) -> list[bytes]:
+        """The decision's deltas as records; an observed copy that cannot fit is left out, warned."""
+        out = []
+        for delta in decision.deltas:
+            raw = delta.to_bytes()
+            if isinstance(delta, MessageInserted) and delta.observed and len(raw) + len(key_bytes) > self.record_limit:
+                log.warning("om.delta.observed_copy_oversized", extra={"key_bytes": len(key_bytes),
+                                                                       "delta_bytes": len(raw)})
+                continue
+            out.append(raw)
+        return out
 
     def _dead_letter(self, record: InputRecord, exc: BaseException, stage: str, result: FoldResult) -> None:
         letter = DeadLetter.from_failure(

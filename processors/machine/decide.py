@@ -11,6 +11,9 @@ Theory of operation (read this before the rule modules):
   planning (:mod:`processors.machine.planning`), buffering, activation, observation and reflection.
 * Worker results are compare-and-set: applied only while their cycle is in flight; otherwise they
   are counted as duplicate (already applied) or stale (abandoned / superseded) and dropped.
+* A message's stored row follows the messages topic while it is unobserved. When it leaves the
+  window it is emitted once more, as observed (``MessageInserted.observed``): that row outranks the
+  topic's, so a re-send of the id — a duplicate here — never replaces what the memory was built from.
 * Invalid input raises :class:`Rejected` inside; ``decide`` turns it into ``Decision.rejection``
   with the state unchanged, so one bad record never stops the partition.
 """
@@ -69,6 +72,7 @@ class Decision:
     events: tuple[LifecycleEvent, ...] = ()
     deltas: tuple[Delta, ...] = ()
     rejection: Rejection | None = None
+    dropped: tuple[str, ...] = ()  # message ids the core took nowhere (late): their stored rows are to hide
 
 
 @lru_cache(maxsize=32)
@@ -122,12 +126,14 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
             return Decision(state=None, deltas=(_deleted(step),))
     except Rejected as exc:
         return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
-    step.deltas.extend(MessageInserted(key=step.state.key, version=step.state.version, at=step.now, message=m)
-                       for m in step.inserted)
+    key, version = step.state.key, step.state.version
+    step.deltas.extend(MessageInserted(key=key, version=version, at=step.now, message=m) for m in step.inserted)
+    step.deltas.extend(MessageInserted(key=key, version=version, at=step.now, message=m, observed=True)
+                       for m in step.frozen)
     if step.record_changed:
         step.deltas.append(_snapshot(step))
     step.events.append(status_event(step))
-    return Decision(step.state, tuple(step.jobs), tuple(step.events), tuple(step.deltas))
+    return Decision(step.state, tuple(step.jobs), tuple(step.events), tuple(step.deltas), dropped=tuple(step.dropped))
 
 
 def _event_time(event: Event, state: KeyState) -> int:

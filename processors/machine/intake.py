@@ -9,7 +9,8 @@ Rules this module keeps:
   another resource can neither re-tune nor delete it (:func:`check_control_ownership`).
 * A late message (event time at or before the cursor) still enters the window — Mastra would treat
   it as observed and lose it (§12.12) — unless it is older than the duplicate memory
-  (``LATE_TOLERANCE_MS``), where it cannot be told from a replayed duplicate and is dropped, counted.
+  (``LATE_TOLERANCE_MS``), where it cannot be told from a replayed duplicate and is dropped, counted,
+  and named in ``Decision.dropped`` (the shell hides the row the sink stored for it).
 * With ``temporal_markers``, a gap of ten minutes or more before a user message inserts a
   ``system-reminder`` signal message 1 ms before it; it is observed like any message.
 """
@@ -77,6 +78,7 @@ def take_message(step: Step, message: ChatMessage) -> bool:
     cursor = state.record.last_observed_at
     if existing is None and cursor is not None and message.created_at <= cursor - LATE_TOLERANCE_MS:
         step.count(late_messages_dropped=1)
+        step.dropped.append(message.id)
         return False
     if existing is not None:
         step.update(window=tuple(m for m in state.window if m.id != message.id))

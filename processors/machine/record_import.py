@@ -9,7 +9,8 @@ Rules this module keeps:
 * The same import again (a replay, ``om replay --restart``) changes nothing: part 0 is recognised by
   its ``import_id`` and every message by its id, as for any repeated message.
 * Messages Mastra had observed are remembered as observed (a later copy is a counted duplicate),
-  materialised for recall with an observation row (``MessagesObserved``), never put in the window; the others enter the window as a message does
+  materialised for recall as observed copies (``MessageInserted.observed``) with an observation row
+  (``MessagesObserved``), never put in the window; the others enter the window as a message does
   (``intake.take_message``). No cycle is planned here: the import issues no Observer or Reflector
   job, and the next message continues from Mastra's state (its persisted pending-token count sizes
   the next activation, as ``step_pending_tokens`` does for our own steps).
@@ -119,5 +120,5 @@ def _take_observed(step: Step, message: ChatMessage) -> bool:
     cursor = state.record.last_observed_at
     if cursor is None or message.created_at > cursor - LATE_TOLERANCE_MS:
         step.update(observed={**state.observed, message.id: message.created_at})
-    step.inserted.append(message)
+    step.frozen.append(message)
     return True

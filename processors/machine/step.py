@@ -32,7 +32,9 @@ class Step:
     events: list[Any] = field(default_factory=list)
     deltas: list[Delta] = field(default_factory=list)
     observed_ids: list[str] = field(default_factory=list)
-    inserted: list[ChatMessage] = field(default_factory=list)
+    inserted: list[ChatMessage] = field(default_factory=list)  # the core's own messages (to materialise)
+    frozen: list[ChatMessage] = field(default_factory=list)  # observed as they are now (their row is final)
+    dropped: list[str] = field(default_factory=list)  # ids taken nowhere (late): the stored row is to hide
     record_changed: bool = False
 
     # --- state updates -------------------------------------------------------------------------
@@ -77,6 +79,7 @@ class Step:
             remember_pending(window, tokens, before - sum(self.state.message_tokens.get(m.id, 0) for m in removed))
         self.update(window=window, observed=observed, message_tokens=tokens)
         self.observed_ids.extend(m.id for m in removed)
+        self.frozen.extend(removed)
         return removed
 
     # --- derived values ------------------------------------------------------------------------

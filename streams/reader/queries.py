@@ -49,8 +49,8 @@ LIMIT 1 BY resource_id, lookup_key
 """
 
 _MESSAGE_THREADS = f"""
-SELECT resource_id, thread_id, max(role != 'system') FROM om_messages
-WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}} OR resource_id IN {{resources:Array(String)}}
+SELECT resource_id, thread_id, max(role != 'system') FROM om_messages FINAL
+WHERE ((resource_id, thread_id) IN {{threads:{_PAIRS}}} OR resource_id IN {{resources:Array(String)}}) AND refused = 0
 GROUP BY resource_id, thread_id
 ORDER BY resource_id, thread_id
 """
@@ -80,7 +80,7 @@ def _unobserved_sql(match: str, observed: str) -> str:
 WITH {{thread_ids:Array(String)}} AS thread_ids, {{keys:Array(String)}} AS keys
 SELECT thread_id, id, role, created_at, parts, model, metadata, message_resource_id
 FROM om_messages FINAL
-WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}} AND role != 'system'
+WHERE (resource_id, thread_id) IN {{threads:{_PAIRS}}} AND role != 'system' AND refused = 0
   AND {match} NOT IN (
     SELECT {observed} FROM om_message_observations FINAL
     WHERE lookup_key IN keys AND version <= transform(lookup_key, keys, {{versions:Array(UInt64)}}, toUInt64(0)))

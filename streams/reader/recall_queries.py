@@ -31,7 +31,7 @@ SELECT m.id, m.thread_id, m.role, m.created_at, m.parts, m.model, m.metadata, m.
 FROM om_messages AS m FINAL
 LEFT JOIN tombstones AS t ON t.thread_id = m.thread_id
 WHERE m.resource_id = {resource:String}
-  AND m.role != 'system'
+  AND m.role != 'system' AND m.refused = 0
   AND m.created_at > greatest(
         if(t.thread_id = '', -1, t.cut),
         (SELECT if(count() = 0, -1, max(cut)) FROM tombstones WHERE thread_id = ''))

@@ -9,6 +9,7 @@ from streams.clickhouse import connect
 from streams.embeddings import get_embedder
 from streams.hooks.redaction import redactor_for
 from streams.migrate import apply_migrations
+from streams.om_config import load_config
 from streams.settings import Settings
 from streams.sink.indexing import GroupIndexer
 from streams.sink.service import Sink, SinkOptions
@@ -18,12 +19,12 @@ from streams.topics import Topics
 def sink_options(settings: Settings) -> SinkOptions:
     """``OM_REDACT`` makes the stored messages as redacted as what the Observer saw; ``OM_EMBEDDER``
     makes the sink embed observation groups for recall search; the results topic feeds the cost
-    ledger."""
+    ledger; the OM config's scope says which lookup key a stored message must be keyed by."""
     return SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
                        max_wait_ms=settings.sink_max_wait_ms,
                        redactor=redactor_for(settings) if settings.redact else None,
                        indexer=GroupIndexer(get_embedder(settings.embedder)) if settings.embedder else None,
-                       ledger=True)
+                       ledger=True, scope=load_config(settings).scope)
 
 
 def sink_from_settings(settings: Settings) -> Sink:

@@ -3,6 +3,15 @@
 Every row carries a version that only grows for its identity (a Kafka offset, or the key's
 applied-event counter), so inserting a row again — a redelivery, a retry after a failed insert, a
 full replay — leaves the ReplacingMergeTree tables as they were.
+
+A message's row (one per resource, thread and id) has three sources, ranked by version:
+
+* the messages topic, at ``2 × offset``: a later record of the id replaces an earlier one;
+* the processor's refusal of that record (``MessageRefused``), at ``2 × offset + 1``: it replaces
+  exactly that record's row with a hidden one (``refused = 1``), and a later valid record of the id
+  is stored again;
+* the processor's observed copy (``MessageInserted.observed``), at ``OBSERVED_VERSION`` + the key's
+  version: once observed, the row is what the memory was built from, and no re-send replaces it.
 """
 
 from __future__ import annotations
@@ -14,15 +23,17 @@ from typing import Any
 import orjson
 
 from processors.redaction import Redactor
-from schemas.base import SchemaError, decode
-from schemas.deltas import ChunkChanged, KeyDeleted, MessageInserted, MessagesObserved, RecordSnapshot, decode_delta
+from schemas.deltas import (ChunkChanged, KeyDeleted, MessageInserted, MessageRefused, MessagesObserved,
+                            RecordSnapshot, decode_delta)
 from schemas.jobs import decode_result
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
 from streams.costs import call_cost
+from streams.stored_messages import Scope, stored_message
 
 MESSAGE_COLUMNS = ("resource_id", "thread_id", "id", "lookup_key", "role", "created_at", "parts", "model",
-                   "metadata", "message_resource_id", "version")
+                   "metadata", "message_resource_id", "version", "refused")
+OBSERVED_VERSION = 1 << 63  # above 2 × any offset: an observed copy outranks every topic record
 OBSERVATION_COLUMNS = ("lookup_key", "message_id", "cycle_id", "generation", "range", "observed_at", "version")
 CHUNK_COLUMNS = ("lookup_key", "chunk_id", "cycle_id", "generation", "status", "observations", "token_count",
                  "message_ids", "message_tokens", "range", "last_observed_at", "created_at", "thread_title",
@@ -73,21 +84,16 @@ def _nullable_json(value: Any) -> str | None:
     return None if value is None else _json(value)
 
 
-class NotMaterialised(Exception):
-    """A messages-topic record the processor refuses: it is not stored, and not dead-lettered here —
-    the processor reads the same record and dead-letters it, once, with the reason."""
+def message_rows(key: bytes | None, value: bytes | None, offset: int, redactor: Redactor | None = None,
+                 scope: Scope = "thread") -> Rows:
+    """A chat message's row; :class:`~streams.stored_messages.NotMaterialised` for one the processor
+    refuses by its record alone (undecodable, invalid, or not keyed by its lookup key under ``scope``)."""
+    message = stored_message(key, value, scope)
+    return Rows({"om_messages": [_message_row(message, lookup_key_of(key), 2 * offset, redactor)]})
 
 
-def message_rows(key: str, value: bytes, offset: int, redactor: Redactor | None = None) -> Rows:
-    """A chat message's row; :class:`NotMaterialised` for one the processor refuses by its record alone
-    (undecodable, invalid, or keyed to a lookup key that is not its own)."""
-    try:
-        message = decode(ChatMessage, value)
-    except SchemaError as error:
-        raise NotMaterialised(str(error)) from error
-    if key not in (f"thread:{message.thread_id}", f"resource:{message.resource_id}"):
-        raise NotMaterialised(f"keyed {key!r}, not by the message's own lookup key")
-    return Rows({"om_messages": [_message_row(message, key, offset, redactor)]})
+def lookup_key_of(key: bytes | str | None) -> str:
+    return key.decode() if isinstance(key, bytes) else key or ""
 
 
 def _message_row(message: ChatMessage, key: str, version: int, redactor: Redactor | None) -> list[Any]:
@@ -96,7 +102,15 @@ def _message_row(message: ChatMessage, key: str, version: int, redactor: Redacto
     dumped = message.to_json_dict()
     return [message.owner, message.thread_id, message.id, key, message.role, message.created_at,
             _json(dumped.get("parts", [])), message.model, _nullable_json(message.metadata),
-            message.resource_id, version]
+            message.resource_id, version, 0]
+
+
+def _refused_row(delta: MessageRefused, redactor: Redactor | None) -> list[Any]:
+    """The row that replaces the refused record's: the message the core holds, or a hidden one."""
+    if delta.held is not None:
+        return _message_row(delta.held, delta.key, 2 * delta.version + 1, redactor)
+    return [delta.owner, delta.thread_id, delta.message_id, delta.key, "user", 0, "[]", None, None, None,
+            2 * delta.version + 1, 1]
 
 
 def event_rows(key: str, value: bytes, offset: int) -> Rows:
@@ -144,7 +158,10 @@ def delta_rows(value: bytes, redactor: Redactor | None = None) -> Rows:
     if isinstance(delta, ChunkChanged):
         return Rows({"om_observation_chunks": [_chunk_row(delta)]})
     if isinstance(delta, MessageInserted):
-        return Rows({"om_messages": [_message_row(delta.message, delta.key, delta.version, redactor)]})
+        version = OBSERVED_VERSION + delta.version if delta.observed else delta.version
+        return Rows({"om_messages": [_message_row(delta.message, delta.key, version, redactor)]})
+    if isinstance(delta, MessageRefused):
+        return Rows({"om_messages": [_refused_row(delta, redactor)]})
     assert isinstance(delta, KeyDeleted)
     tombstone = [delta.resource_id, delta.key, delta.thread_id or "", delta.at, delta.version]
     return Rows({"om_deleted_keys": [tombstone]}, deletion=delta)

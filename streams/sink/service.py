@@ -46,8 +46,9 @@ from schemas.dlq import DeadLetter
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.contexts import Announce
-from streams.sink.rows import TABLE_ORDER, NotMaterialised, Rows, delta_rows, event_rows, message_rows, result_rows
+from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
+from streams.stored_messages import NotMaterialised, Scope
 from streams.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class SinkOptions:
     indexer: Callable[[Client, list[RecordSnapshot]], int] | None = None  # recall search (OM_EMBEDDER)
     ledger: bool = False  # the results topic into the cost ledger (om_model_calls); the services turn it on
     announce: Announce | None = None  # handed the context rows written (the embedded reader's cache)
+    scope: Scope = "thread"  # the OM config's: a message is stored only under its lookup key in it
 
 
 @dataclass
@@ -84,7 +86,8 @@ class Sink:
         self.options = options or SinkOptions()
         self.stats = SinkStats()
         self._converters: dict[str, Callable[[ConsumerRecord], Rows]] = {
-            topics.messages: lambda r: message_rows(_key(r), r.value, r.offset, self.options.redactor),
+            topics.messages: lambda r: message_rows(r.key, r.value, r.offset, self.options.redactor,
+                                                    self.options.scope),
             topics.events: lambda r: event_rows(_key(r), r.value, r.offset),
             topics.records: lambda r: delta_rows(r.value, self.options.redactor),
         }

@@ -26,7 +26,7 @@ MessageFilter = Literal["all", "unobserved", "cycle"]
 
 _THREADS = """
 SELECT thread_id, count(), max(created_at), count() OVER () FROM om_messages FINAL
-WHERE resource_id = {resource:String} AND role != 'system'
+WHERE resource_id = {resource:String} AND role != 'system' AND refused = 0
 GROUP BY thread_id ORDER BY max(created_at) DESC, thread_id
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
 """
@@ -59,7 +59,7 @@ _MESSAGE_FILTERS = {
 # (and the filter's count, computed before LIMIT), then the page's text and observation marks.
 _MESSAGE_PAGE = """
 SELECT id, role, created_at, count() OVER () FROM om_messages FINAL
-WHERE resource_id = {{resource:String}} AND thread_id = {{thread:String}} AND role != 'system'
+WHERE resource_id = {{resource:String}} AND thread_id = {{thread:String}} AND role != 'system' AND refused = 0
   AND created_at > {cut} {condition}
 ORDER BY created_at DESC, id DESC
 LIMIT {{limit:UInt32}} OFFSET {{offset:UInt32}}

@@ -66,6 +66,9 @@ def test_a_job_that_cannot_fit_fails_its_cycle_instead_of_being_sent() -> None:
 def test_any_other_record_over_the_limit_refuses_its_input_and_leaves_the_state() -> None:
     message = _message(0, [{"type": "text", "text": "hello"}])
     folded = BatchFolder(CONFIG, TOPICS, clock=lambda: START / 1000, record_limit=300).fold([message], {})
-    (letter,) = folded.outgoing  # its status event (~400 bytes) does not fit: only the dead letter is sent
+    # its status event (~400 bytes) does not fit: only the dead letter is sent, and the refusal that
+    # hides the row the sink stored for the message
+    letter, refusal = folded.outgoing
     assert letter.topic == TOPICS.dlq and folded.changed == {}
     assert "record limit" in orjson.loads(letter.value)["error"]
+    assert refusal.topic == TOPICS.records and orjson.loads(refusal.value)["kind"] == "message-refused"
