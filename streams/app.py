@@ -52,6 +52,7 @@ from schemas.jobs import decode_job
 from streams import commit_offsets, embedded, fetch_wait, flow_resume, metrics
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
+from streams.hooks.redaction import redactor_for
 from streams.hooks.transform import load_hooks
 from streams.call_shutdown import CallShutdown
 from streams.internal_topics import (
@@ -205,7 +206,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             table.data.pop(key, None)
             table.unwritten.discard(key)
 
-    folder = BatchFolder(config, topics)
+    folder = BatchFolder(config, topics, redactor=redactor_for(settings) if settings.redact else None)
 
     @app.agent(inputs, name="om-processor")
     async def om_processor(stream: faust.StreamT) -> None:

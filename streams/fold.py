@@ -18,6 +18,9 @@ Rules this module keeps:
   streams/stored_messages.py) gets a ``MessageRefused`` delta beside its dead letter, and so does a
   late message the core dropped: the sink hides the row, so the reader never serves what the
   memory does not hold (issue 18 item 4).
+* Messages sent for the tables (observed copies, the core's own, a refused re-send's original) are
+  redacted first when ``OM_REDACT`` is on, as the sink redacts what it stores: the records topic
+  holds no more than the tables.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from processors.config import OMConfig
+from processors.redaction import Redactor
 from processors.machine import Decision, Event, KeyState, decide, event_key
 from schemas.base import SchemaError, decode
 from schemas.control import decode_control
@@ -90,8 +94,9 @@ class FoldResult:
 
 class BatchFolder:
     def __init__(self, config: OMConfig, topics: Topics, clock: Callable[[], float] = time.time,
-                 record_limit: int = RECORD_LIMIT) -> None:
+                 record_limit: int = RECORD_LIMIT, redactor: Redactor | None = None) -> None:
         self.config = config
+        self.redactor = redactor  # OM_REDACT: messages sent for the tables are redacted as the sink's
         self.topics = topics
         self.record_limit = record_limit
         self._clock = clock
@@ -132,6 +137,8 @@ class BatchFolder:
             if state is not None and message.id in state.message_tokens else None
         if held is not None and held.owner != message.owner:
             held = None  # another resource's row: the refused one is hidden, the holder's is untouched
+        if held is not None and self.redactor is not None:
+            held = self.redactor.message(held)
         refusal = MessageRefused(key=key, version=record.offset, at=record.timestamp_ms or int(self._clock() * 1000),
                                  message_id=message.id, thread_id=message.thread_id, owner=message.owner, held=held)
         raw = refusal.to_bytes()
@@ -215,6 +222,8 @@ class BatchFolder:
         """The decision's deltas as records; an observed copy that cannot fit is left out, warned."""
         out = []
         for delta in decision.deltas:
+            if isinstance(delta, MessageInserted) and self.redactor is not None:
+                delta = delta.model_copy(update={"message": self.redactor.message(delta.message)})
             raw = delta.to_bytes()
             if isinstance(delta, MessageInserted) and delta.observed and len(raw) + len(key_bytes) > self.record_limit:
                 log.warning("om.delta.observed_copy_oversized", extra={"key_bytes": len(key_bytes),

@@ -114,7 +114,8 @@ def store_rows(client: Client, conversation: Conversation) -> None:
     """
     write_batch(client, [
         *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
-        *(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(conversation.messages)),
+        *(message_rows(k, m.to_bytes(), n, scope=conversation.config.scope)
+          for n, (k, m) in enumerate(conversation.messages)),
         *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events)),
     ])
 
@@ -127,10 +128,12 @@ def database_client(clickhouse_dsn: str) -> Client:
 
 
 async def sink_until_drained(client: Client, bootstrap: str, topics: Topics, expected: int,
-                             *, group: str | None = None, max_batch: int = 500, deadline_s: float = 60.0) -> Sink:
+                             *, group: str | None = None, max_batch: int = 500, deadline_s: float = 60.0,
+                             scope: str = "thread") -> Sink:
     """Run a sink until its group has committed ``expected`` records, then stop it."""
     sink = Sink(client, bootstrap, topics, SinkOptions(group_id=group or f"sink-{uuid.uuid4().hex[:8]}",
-                                                       max_batch=max_batch, max_wait_ms=50, consumer=FAST_SINK))
+                                                       max_batch=max_batch, max_wait_ms=50, consumer=FAST_SINK,
+                                                       scope=scope))
     await sink.start()
     try:
         await wait_committed(bootstrap, sink.options.group_id, topics, expected, deadline_s)

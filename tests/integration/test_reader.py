@@ -78,7 +78,7 @@ async def test_resource_scope_shows_each_thread_the_other_threads_unobserved_mes
     topics = await make_topics(new_topic)
     total = await publish(kafka_bootstrap, topics, conversation)
     client = database_client(clickhouse_dsn)
-    await sink_until_drained(client, kafka_bootstrap, topics, total)
+    await sink_until_drained(client, kafka_bootstrap, topics, total, scope="resource")
 
     reader = Reader(client, config)
     for thread in ("ta", "tb", "tc"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 import uuid
 from pathlib import Path
 
@@ -23,7 +24,6 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from schemas.deltas import decode_delta
 from schemas.dlq import DeadLetter
 from schemas.messages import ChatMessage
 from streams.services.worker_process import wait_http
@@ -60,8 +60,9 @@ async def _produce(bootstrap: str, topic: str, items: list[tuple[str, bytes]]) -
         await producer.stop()
 
 
-async def _topic(bootstrap: str, topic: str) -> list[tuple[int, bytes]]:
-    """(offset, value) of every committed record of a topic's partition 0, up to its end now."""
+async def _topic(bootstrap: str, topic: str, at_least: int) -> list[tuple[int, bytes]]:
+    """(offset, value) of a topic's committed records (partition 0): at least ``at_least``, and all of
+    them up to its last stable offset then (a transaction's marker may reach it late)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, isolation_level="read_committed",
                                 fetch_max_wait_ms=20)
     await consumer.start()
@@ -70,10 +71,9 @@ async def _topic(bootstrap: str, topic: str) -> list[tuple[int, bytes]]:
     try:
         consumer.assign([tp])
         await consumer.seek_to_beginning(tp)
-        end = (await consumer.end_offsets([tp]))[tp]
         deadline = time.monotonic() + 60
-        while await consumer.position(tp) < end:  # the position passes transaction markers too
-            assert time.monotonic() < deadline, f"{topic}: not read to its end {end}"
+        while len(found) < at_least or await consumer.position(tp) < (await consumer.end_offsets([tp]))[tp]:
+            assert time.monotonic() < deadline, f"{topic}: {len(found)} of at least {at_least} records"
             for records in (await consumer.getmany(timeout_ms=100)).values():
                 found.extend((r.offset, r.value) for r in records)
     finally:
@@ -81,8 +81,8 @@ async def _topic(bootstrap: str, topic: str) -> list[tuple[int, bytes]]:
     return found
 
 
-async def _refusals(bootstrap: str, topics: Topics, count: int) -> list[tuple[int, dict]]:
-    """The message-refused deltas on the records topic (offset, JSON), once ``count`` are there."""
+async def _records(bootstrap: str, topics: Topics, wanted: Callable[[dict], bool], count: int) -> list[tuple[int, dict]]:
+    """The records-topic deltas ``wanted`` picks (offset, JSON), once ``count`` are there."""
     consumer = AIOKafkaConsumer(topics.records, bootstrap_servers=bootstrap, group_id=None,
                                 auto_offset_reset="earliest", isolation_level="read_committed", fetch_max_wait_ms=20)
     await consumer.start()
@@ -90,13 +90,16 @@ async def _refusals(bootstrap: str, topics: Topics, count: int) -> list[tuple[in
     try:
         deadline = time.monotonic() + 60
         while len(found) < count:
-            assert time.monotonic() < deadline, f"{len(found)} of {count} refusals on the records topic"
+            assert time.monotonic() < deadline, f"{len(found)} of {count} deltas on the records topic"
             for records in (await consumer.getmany(timeout_ms=100)).values():
-                found.extend((r.offset, orjson.loads(r.value)) for r in records
-                             if decode_delta(r.value).kind == "message-refused")
+                found.extend((r.offset, delta) for r in records if wanted(delta := orjson.loads(r.value)))
     finally:
         await consumer.stop()
     return found
+
+
+async def _refusals(bootstrap: str, topics: Topics, count: int) -> list[tuple[int, dict]]:
+    return await _records(bootstrap, topics, lambda d: d["kind"] == "message-refused", count)
 
 
 async def _sink_past(bootstrap: str, worker: WorkerProcess, topic: str, offset: int) -> None:
@@ -159,7 +162,7 @@ async def test_refused_messages_are_dead_lettered_once_and_never_served(kafka_bo
                                       {"resource_id": resource, "threadId": "ta", "limit": 20})
             assert not any(refused in text for refused in ("rb writes", "ten years ahead", "a rewrite")), text
 
-        letters = [DeadLetter.model_validate_json(v) for _, v in await _topic(kafka_bootstrap, topics.dlq)]
+        letters = [DeadLetter.model_validate_json(v) for _, v in await _topic(kafka_bootstrap, topics.dlq, 4)]
         assert sorted(letter.offset for letter in letters) == offsets[1:5], "each refused record, once"
     finally:
         worker.stop()
@@ -175,11 +178,13 @@ async def test_an_id_re_sent_after_it_was_observed_keeps_the_observed_row(kafka_
         async with EventLog(kafka_bootstrap, topics.events) as log:
             await _produce(kafka_bootstrap, topics.messages, [("thread:ta", m.to_bytes()) for m in talk])
             await wait_until(lambda: log.count("thread:ta", "observation-end") > 0, 90, "no observation")
-        records_end = max(offset for offset, _ in await _topic(kafka_bootstrap, topics.records))
+        # a transaction's markers reach its partitions one by one: wait for the copy itself
+        ((copied_at, _),) = await _records(kafka_bootstrap, topics, lambda d: d["kind"] == "message-inserted"
+                                           and d.get("observed") and d["message"]["id"] == "a-0", 1)
         rewrite = _message("a-0", "ta", "ra", talk[0].created_at, "turn 0 REWRITTEN after observation")
         (offset,) = await _produce(kafka_bootstrap, topics.messages, [("thread:ta", rewrite.to_bytes())])
         await _sink_past(kafka_bootstrap, worker, topics.messages, offset)
-        await _sink_past(kafka_bootstrap, worker, topics.records, records_end)
+        await _sink_past(kafka_bootstrap, worker, topics.records, copied_at)
 
         status, text = await _get(worker, "/v1/recall", TOKEN_A, "POST",
                                   {"resource_id": "ra", "threadId": "ta", "limit": 20})
