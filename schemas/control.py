@@ -105,6 +105,20 @@ class ConfigOverride(ThreadControl):
     config: RecordConfigOverride
 
 
+class BudgetChange(ControlBase):
+    """Ours: the resource that owns ``key`` is over its daily token budget (``exceeded``), or allowed
+    again. Sent by the sink, which sums the cost ledger (streams/sink/budget.py); the key applies it
+    at its own clock, so ``at`` (the sink's wall clock) never moves the key's event time."""
+
+    kind: Literal["budget"] = "budget"
+    key: LookupKey
+    resource_id: Identifier = Field(description="whose budget: a key another resource owns ignores it")
+    exceeded: bool
+    day: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="the UTC day the figures are for")
+    used_tokens: int = Field(ge=0, description="the resource's model tokens that day (input + output)")
+    limit_tokens: int = Field(gt=0, description="daily_token_budget")
+
+
 ControlEvent = Annotated[
     Union[
         Annotated[TurnStart, Tag("turn-start")],
@@ -114,6 +128,7 @@ ControlEvent = Annotated[
         Annotated[ThreadDeleted, Tag("thread-deleted")],
         Annotated[ConfigOverride, Tag("config-override")],
         Annotated[RecordImport, Tag("record-import")],
+        Annotated[BudgetChange, Tag("budget")],
     ],
     Discriminator(tag_reader("kind")),
 ]

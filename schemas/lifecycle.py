@@ -265,6 +265,25 @@ class ObservationLatched(LifecycleBase):
     retry_at: EpochMs
 
 
+class BudgetExceeded(LifecycleBase):
+    """Ours: the resource is over its daily token budget, so no new Observer or Reflector cycle starts
+    for this key until ``budget-restored``; messages keep entering the window and the context."""
+
+    type: Literal["budget-exceeded"] = "budget-exceeded"
+    day: str
+    used_tokens: Count
+    limit_tokens: Count
+
+
+class BudgetRestored(LifecycleBase):
+    """Ours: the budget allows cycles again (a new day, or a larger budget); what waited starts."""
+
+    type: Literal["budget-restored"] = "budget-restored"
+    day: str
+    used_tokens: Count
+    limit_tokens: Count
+
+
 class ThreadUpdate(LifecycleBase):
     """OM renamed a thread; ``timestamp`` (epoch ms) is when the Observer produced the title."""
 
@@ -288,6 +307,8 @@ LifecycleEvent = Annotated[
         Annotated[Activation, Tag("activation")],
         Annotated[ThreadUpdate, Tag("thread-update")],
         Annotated[ObservationLatched, Tag("observation-latched")],
+        Annotated[BudgetExceeded, Tag("budget-exceeded")],
+        Annotated[BudgetRestored, Tag("budget-restored")],
     ],
     Discriminator(tag_reader("type")),
 ]

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 TOPIC_KINDS = frozenset({"messages", "control", "jobs", "results", "events", "records", "dlq"})
 EVENT_TYPES = frozenset({"status", "observation-start", "observation-end", "observation-failed",
                          "buffering-start", "buffering-end", "buffering-failed", "activation", "thread-update",
-                         "observation-latched"})
+                         "observation-latched", "budget-exceeded", "budget-restored"})
 DEAD_LETTER_STAGES = frozenset({"decode", "validate", "apply"})
 FAILURE_KINDS = frozenset({"observation-failed", "buffering-failed", "reflection-failed",
                            "reflection-buffering-failed", "llm-call", "degenerate-output", "idle-tick-send",

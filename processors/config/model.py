@@ -7,8 +7,9 @@ The encodings of the buffering knobs are decoded at the same moment into :attr:`
 (token counts only), and the role defaults are filled into each section's ``model_settings``. The
 config is frozen, so neither can drift afterwards.
 
-Where this goes beyond Mastra: ``token_counter`` and ``timezone`` (the zone Observer dates are
-written in; Mastra uses the host's). In-flight jobs are never abandoned on a timer: a worker always
+Where this goes beyond Mastra: ``token_counter``, ``timezone`` (the zone Observer dates are
+written in; Mastra uses the host's) and ``daily_token_budget`` (model tokens one resource may spend
+per UTC day). In-flight jobs are never abandoned on a timer: a worker always
 answers (a failure is an answer) because jobs are redelivered until a result is published.
 """
 
@@ -18,7 +19,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
-from pydantic import PrivateAttr, field_validator, model_validator
+from pydantic import PositiveInt, PrivateAttr, field_validator, model_validator
 
 from processors.config.base import ConfigModel
 from processors.config.resolve import ResolvedConfig, resolve_config
@@ -82,6 +83,7 @@ class OMConfig(ConfigModel):
     reflection: ReflectionConfig = ReflectionConfig()
     token_counter: Literal["tokenx", "o200k_base", "cl100k_base"] = "tokenx"
     timezone: str = "UTC"
+    daily_token_budget: PositiveInt | None = None  # ours: per resource and UTC day (processors/machine/budget.py)
 
     _resolved: ResolvedConfig = PrivateAttr()
 

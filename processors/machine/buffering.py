@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from processors.machine.observation_groups import message_range, wrap_group
 from processors.machine.lifecycle_events import duration, emit, marker_config
+from processors.machine.budget import budget_paused
 from processors.machine.observer_latch import observer_latched
 from processors.machine.safe_prefix import select_safe_buffer_prefix
 from processors.machine.state import InFlight
@@ -38,7 +39,8 @@ def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
     """Start a buffering cycle when pending tokens crossed the next interval (or at turn end)."""
     resolved = step.config.resolved
     buffer_tokens = resolved.buffer_tokens
-    if buffer_tokens is None or step.state.flight("buffer") is not None or observer_latched(step):
+    if buffer_tokens is None or step.state.flight("buffer") is not None or observer_latched(step) \
+            or budget_paused(step):
         return
     pending = step.pending()
     threshold = step.message_threshold()

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from processors.machine.budget import apply_budget
 from processors.machine.buffering import apply_buffer_result, maybe_buffer
 from processors.config import OMConfig
 from processors.machine.generation import record_id
@@ -40,6 +41,7 @@ from processors.machine.step import Step
 from processors.machine.steps import step_of
 from processors.tokens import TokenCounter, get_counter
 from schemas.control import (
+    BudgetChange,
     ConfigOverride,
     ControlEvent,
     IdleTick,
@@ -86,7 +88,7 @@ def counter_for(config: OMConfig) -> TokenCounter:
 
 def event_key(event: Event, config: OMConfig) -> str:
     """The lookup key an event belongs to — the Kafka key the shell must produce it with."""
-    if isinstance(event, (ObserveResult, ReflectResult, IdleTick, RecordImport)):
+    if isinstance(event, (ObserveResult, ReflectResult, IdleTick, RecordImport, BudgetChange)):
         return event.key
     return lookup_key(config.scope, event.thread_id, event.resource_id)
 
@@ -139,7 +141,7 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
 def _event_time(event: Event, state: KeyState) -> int:
     if isinstance(event, ChatMessage):
         return max(state.clock, event.created_at)
-    if isinstance(event, (ObserveResult, ReflectResult)):
+    if isinstance(event, (ObserveResult, ReflectResult, BudgetChange)):
         return state.clock
     return max(state.clock, event.at)
 
@@ -154,6 +156,9 @@ def _apply(step: Step, event: Event) -> KeyState | None:
         _apply_result(step, event)
     elif isinstance(event, ThreadDeleted):
         return None
+    elif isinstance(event, BudgetChange):
+        if apply_budget(step, event):
+            plan(step, step_zero=True)
     else:
         _apply_control(step, event)
     return step.state

@@ -20,12 +20,14 @@ Deliberate differences:
   activated before a synchronous observation covers the rest (Mastra 1.31 stops after the
   activation; main falls through to a sync observation that may re-observe buffered messages,
   #19767); chunk order is kept.
-* A latched Observer (:mod:`processors.machine.observer_latch`) starts no cycle until its retry.
+* A latched Observer (:mod:`processors.machine.observer_latch`) starts no cycle until its retry, and
+  a key whose resource is over its daily token budget (:mod:`processors.machine.budget`) none at all.
 """
 
 from __future__ import annotations
 
 from processors.machine.activation import activate_at_threshold, activate_at_turn_start
+from processors.machine.budget import budget_paused
 from processors.machine.buffering import maybe_buffer
 from processors.machine.observation import observe_candidates, start_observation
 from processors.machine.observer_latch import observer_latched
@@ -61,7 +63,7 @@ def _threshold_pipeline(step: Step) -> None:
     if step.state.flight("observe") is not None:
         step.update(deferred_step=True)
         return
-    if observer_latched(step):
+    if observer_latched(step) or budget_paused(step):
         return
     candidates = observe_candidates(step)
     if candidates:

@@ -23,6 +23,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+from processors.machine.budget import budget_paused
 from processors.machine.early_trigger import THRESHOLD, early_trigger
 from processors.machine.generation import roll_over
 from processors.machine.lifecycle_events import duration, emit, marker_config
@@ -50,6 +51,7 @@ def maybe_reflect(step: Step) -> None:
         and background is None
         and not step.state.reflection_buffer_started
         and not record.buffered_reflection
+        and not budget_paused(step)
     )
     if can_start_background and threshold * activation <= observed < threshold:
         _start(step, "background")
@@ -68,6 +70,8 @@ def maybe_reflect(step: Step) -> None:
                 _start(step, "background")
             return
     if trigger.triggered_by == "threshold" and step.state.reflection_suppressed_at == observed:
+        return
+    if budget_paused(step):
         return
     _spend(step, trigger)
     _start(step, "sync", trigger)

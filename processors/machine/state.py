@@ -127,6 +127,8 @@ class KeyState(VersionedModel):
                                    "made no progress (processors/machine/observer_latch.py)")
     observer_latched_until: int | None = Field(default=None, description="event time before which no new "
                                                "Observer cycle starts")
+    budget_exceeded_day: str | None = Field(default=None, description="the resource is over its daily token "
+                                            "budget (that UTC day): no new model cycle (processors/machine/budget.py)")
     deleted: bool = False
     imported: str | None = Field(default=None, description="import_id of the record-import that seeded the key")
     counters: Counters = Field(default_factory=Counters)

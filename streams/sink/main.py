@@ -19,12 +19,14 @@ from streams.topics import Topics
 def sink_options(settings: Settings) -> SinkOptions:
     """``OM_REDACT`` makes the stored messages as redacted as what the Observer saw; ``OM_EMBEDDER``
     makes the sink embed observation groups for recall search; the results topic feeds the cost
-    ledger; the OM config's scope says which lookup key a stored message must be keyed by."""
+    ledger; the OM config's scope says which lookup key a stored message must be keyed by, and its
+    ``daily_token_budget`` turns on the budget watch."""
+    config = load_config(settings)
     return SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
                        max_wait_ms=settings.sink_max_wait_ms,
                        redactor=redactor_for(settings) if settings.redact else None,
                        indexer=GroupIndexer(get_embedder(settings.embedder)) if settings.embedder else None,
-                       ledger=True, scope=load_config(settings).scope)
+                       ledger=True, scope=config.scope, daily_token_budget=config.daily_token_budget)
 
 
 def sink_from_settings(settings: Settings) -> Sink:

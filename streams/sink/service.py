@@ -12,7 +12,11 @@ Guarantees:
   in its group however long the outage lasts.
 * **Only what the processor accepts is stored.** A chat message it refuses by its record alone
   (undecodable, invalid, keyed to another lookup key) is skipped here, counted, and not
-  dead-lettered a second time: the processor dead-letters it once.
+  dead-lettered a second time: the processor dead-letters it once. What it refuses later (for the
+  key's state) it hides with a refusal delta (:mod:`streams.sink.rows`).
+* **Budgets are told, and confirmed.** With ``daily_token_budget``, the ledger rows of a batch are
+  summed per resource after the insert, and the resulting ``budget`` control events are confirmed by
+  the broker before the batch is committed (:mod:`streams.sink.budget`).
 * **Poison never stalls.** A record of the pipeline's own topics that cannot be decoded goes to the
   dead-letter topic with the reason; a record ClickHouse refuses while ClickHouse is otherwise healthy is isolated by writing
   the batch record by record, and dead-lettered too. Its offset is then committed like any other.
@@ -41,10 +45,12 @@ from clickhouse_connect.driver.client import Client
 
 from processors.redaction import Redactor
 from schemas.base import SchemaError
+from schemas.control import BudgetChange
 from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
+from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.contexts import Announce
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
@@ -67,6 +73,9 @@ class SinkOptions:
     ledger: bool = False  # the results topic into the cost ledger (om_model_calls); the services turn it on
     announce: Announce | None = None  # handed the context rows written (the embedded reader's cache)
     scope: Scope = "thread"  # the OM config's: a message is stored only under its lookup key in it
+    daily_token_budget: int | None = None  # the OM config's: per resource and UTC day (streams/sink/budget.py)
+    budget_sweep_s: float = 30.0
+    clock: Callable[[], float] = time.time  # the budget's day
 
 
 @dataclass
@@ -91,8 +100,11 @@ class Sink:
             topics.events: lambda r: event_rows(_key(r), r.value, r.offset),
             topics.records: lambda r: delta_rows(r.value, self.options.redactor),
         }
-        if self.options.ledger:
+        if self.options.ledger or self.options.daily_token_budget:
             self._converters[topics.results] = lambda r: result_rows(r.value, r.offset)
+        self._budget = BudgetWatch(self.options.daily_token_budget, self.options.clock, self.options.budget_sweep_s) \
+            if self.options.daily_token_budget else None
+        self._next_sweep = 0.0
         self._consumer: AIOKafkaConsumer | None = None
         self._producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
@@ -162,6 +174,9 @@ class Sink:
 
     async def _run(self) -> None:
         while not self._stopping.is_set():
+            if self._budget is not None and time.monotonic() >= self._next_sweep:
+                await self._budget_notices(self._budget.sweep)
+                self._next_sweep = time.monotonic() + self._budget.sweep_s
             batch = await self._collect()
             if batch:
                 await self._flush(batch)
@@ -191,6 +206,11 @@ class Sink:
             except (SchemaError, ValueError, TypeError) as error:
                 await self._dead_letter(record, error, "decode" if _unparsable(error) else "validate")
         await self._write(converted)
+        if self._budget is not None:
+            resources = ledger_resources(row for record, rows in converted if record.topic == self.topics.results
+                                         for row in rows.rows.get("om_model_calls", ()))
+            if resources:
+                await self._budget_notices(lambda client: self._budget.after_batch(client, resources))
         if self.options.indexer is not None:
             await self._index([r for r in batch if r.topic == self.topics.records])
         await self._commit(batch)
@@ -212,6 +232,22 @@ class Sink:
                                                                    "retry_in_s": delay})
                 await self._paused_wait(delay)
                 delay = min(delay * 2, self.options.retry_max_s)
+
+    async def _budget_notices(self, decide: Callable[[Client], list[BudgetChange]]) -> None:
+        """Send what the budget watch decides, each send confirmed; a ledger that cannot be read
+        defers the decision (to the next batch of the resource, or the next sweep)."""
+        try:
+            notices = await asyncio.to_thread(decide, self.client)
+        except Exception as error:  # noqa: BLE001 - the tables stay right; only the notice waits
+            log.warning("sink.budget.unreadable", extra={"error": type(error).__name__})
+            return
+        if not notices:
+            return
+        assert self._producer is not None
+        sent = [await self._producer.send(self.topics.control, n.to_bytes(), key=n.key.encode()) for n in notices]
+        await asyncio.gather(*sent)
+        exceeded = sum(n.exceeded for n in notices)
+        log.info("sink.budget.notices", extra={"exceeded": exceeded, "allowed": len(notices) - exceeded})
 
     async def _index(self, records: list[ConsumerRecord]) -> None:
         """Embed new observation groups; a failure is logged, never blocks materialisation."""

@@ -38,7 +38,8 @@ MESSAGES_PER_PAGE = 50
 UNOBSERVED_PER_PAGE = 20
 EVENTS_PER_PAGE = 40
 TIMELINE_TYPES = ("observation-start", "observation-end", "observation-failed", "buffering-start",
-                  "buffering-end", "buffering-failed", "activation", "thread-update")
+                  "buffering-end", "buffering-failed", "activation", "thread-update", "observation-latched",
+                  "budget-exceeded", "budget-restored")
 ANSWERED = frozenset({"observation-end", "observation-failed", "buffering-end", "buffering-failed"})
 """The events that end a cycle's model calls: where the ledger's tokens and cost are shown."""
 

@@ -190,6 +190,11 @@ def event_summary(event: LifecycleEvent) -> str:
                 f"generation {event.generation}{_trigger(event)}")
     if kind == "thread-update":
         return f"title: {esc(event.old_title or '—')} → {esc(event.new_title)}"
+    if kind == "observation-latched":
+        return f"{event.failures} failures in a row · {esc(event.error)} · next try {when(event.retry_at)}"
+    if kind in ("budget-exceeded", "budget-restored"):
+        paused = " · no new cycle until allowed" if kind == "budget-exceeded" else " · waiting cycles start"
+        return f"{tokens(event.used_tokens)} of {tokens(event.limit_tokens)} tokens on {esc(event.day)}{paused}"
     return ""
 
 
