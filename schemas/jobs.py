@@ -91,20 +91,23 @@ class Usage(WireModel):
     """Tokens the provider billed; summed over every attempt of a cycle.
 
     ``input_tokens`` counts every prompt token, the cached ones included; ``cached_input_tokens``
-    is the part of them the provider read from its prompt cache (billed at a lower price). It is
-    left off the wire while 0, so a result without cache hits reads as before in an older reader,
-    and a record of an older worker, which has no such field, reads as 0.
+    is the part of them the provider read from its prompt cache (billed at a lower price), and
+    ``cache_write_input_tokens`` the part it wrote to the cache (Anthropic bills those higher). Both
+    are left off the wire while 0, so a result without cache use reads as before in an older
+    reader, and a record of an older worker, which has no such field, reads as 0.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = Field(default=0, ge=0, exclude_if=lambda tokens: tokens == 0)
+    cache_write_input_tokens: int = Field(default=0, ge=0, exclude_if=lambda tokens: tokens == 0)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_write_input_tokens=self.cache_write_input_tokens + other.cache_write_input_tokens,
         )
 
     @property

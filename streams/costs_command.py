@@ -27,11 +27,13 @@ def costs_command(
     since = int(time.time() * 1000) - days * 86_400_000
     lines = by_day(client, since_ms=since, resource=resource)
     table = Table(title=f"model calls, last {days} day(s)" + (f", resource {resource}" if resource else ""))
-    for column in ("day", "resource", "role", "model", "calls", "input tokens", "cached", "output tokens", "cost"):
+    for column in ("day", "resource", "role", "model", "calls", "input tokens", "cached", "cache writes",
+                   "output tokens", "cost"):
         table.add_column(column, justify="left" if column in ("day", "resource", "role", "model") else "right")
     for line in lines:
         cost = usd(line.cost_usd) + (f" (+{line.unpriced} unpriced)" if line.unpriced and line.cost_usd is not None
                                      else "")
         table.add_row(line.day, line.resource_id, line.role, line.model or "?", f"{line.calls:,}",
-                      f"{line.input_tokens:,}", f"{line.cached_input_tokens:,}", f"{line.output_tokens:,}", cost)
+                      f"{line.input_tokens:,}", f"{line.cached_input_tokens:,}",
+                      f"{line.cache_write_input_tokens:,}", f"{line.output_tokens:,}", cost)
     Console().print(table if lines else "no model calls in the ledger for that period")

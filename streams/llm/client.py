@@ -190,6 +190,7 @@ class LiteLLMClient:
         log.info("om.llm.call.done", extra=_fields(
             call, kwargs, attempts=attempts, input_tokens=reply.usage.input_tokens,
             cached_input_tokens=reply.usage.cached_input_tokens,
+            cache_write_input_tokens=reply.usage.cache_write_input_tokens,
             output_tokens=reply.usage.output_tokens, finish_reason=reply.finish_reason, latency_ms=_ms(started)))
         return reply
 

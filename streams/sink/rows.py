@@ -49,8 +49,8 @@ EVENT_COLUMNS = ("resource_id", "lookup_key", "thread_id", "type", "cycle_id", "
 TOMBSTONE_COLUMNS = ("resource_id", "lookup_key", "thread_id", "deleted_at", "version")
 WORKING_MEMORY_COLUMNS = ("resource_id", "lookup_key", "wm_version", "content", "updated_at", "version")
 MODEL_CALL_COLUMNS = ("resource_id", "lookup_key", "cycle_id", "role", "model", "mode", "ok", "attempts",
-                      "input_tokens", "cached_input_tokens", "output_tokens", "cost_usd", "started_at",
-                      "completed_at", "version")
+                      "input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "cost_usd",
+                      "started_at", "completed_at", "version")
 
 # Insert order inside one flush: what a reader joins *from* lands last, so a reader that sees a
 # record head also sees the observation rows it implies (see reader/queries.py).
@@ -129,15 +129,16 @@ def result_rows(value: bytes, offset: int) -> Rows:
     """A cycle's model calls for the cost ledger: billed tokens (the cached input ones apart), and
     their cost where litellm's offline map prices the model. Results of older workers name no
     resource: the key's id stands in for a resource key, and the ledger's empty resource for a
-    thread key; nor cached tokens: 0."""
+    thread key; nor cached or cache-written tokens: 0."""
     result = decode_result(value)
     kind, _, owner = result.key.partition(":")
     resource = result.resource_id or (owner if kind == "resource" else "")
     usage = result.usage
     row = [resource, result.key, result.cycle_id, "observer" if result.kind == "observe-result" else "reflector",
            result.model or "", result.mode, int(result.ok), result.attempts, usage.input_tokens,
-           usage.cached_input_tokens, usage.output_tokens,
-           call_cost(result.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens),
+           usage.cached_input_tokens, usage.cache_write_input_tokens, usage.output_tokens,
+           call_cost(result.model, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens,
+                     usage.cache_write_input_tokens),
            result.started_at, result.completed_at, offset]
     return Rows({"om_model_calls": [row]})
 

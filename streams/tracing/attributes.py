@@ -56,6 +56,7 @@ def job_result_attributes(result: ObserveResult | ReflectResult) -> Attributes:
         "om.outcome": outcome_of(result), "om.attempts": result.attempts,
         "om.input_tokens": usage.input_tokens, "om.output_tokens": usage.output_tokens,
         "om.cached_input_tokens": usage.cached_input_tokens,
+        "om.cache_write_input_tokens": usage.cache_write_input_tokens,
         "om.latency_ms": max(result.completed_at - result.started_at, 0), "om.warnings": len(result.warnings or ()),
     }
     if result.model:
@@ -80,10 +81,12 @@ def call_attributes(role: str, model: str, provider: str) -> Attributes:
 
 
 def reply_attributes(model: str, input_tokens: int, output_tokens: int, cached_input_tokens: int,
-                     finish_reason: str | None, attempts: int, latency_ms: int) -> Attributes:
+                     finish_reason: str | None, attempts: int, latency_ms: int,
+                     cache_write_input_tokens: int = 0) -> Attributes:
     attributes: Attributes = {
         "gen_ai.response.model": model, "gen_ai.usage.input_tokens": input_tokens,
         "gen_ai.usage.output_tokens": output_tokens, "gen_ai.usage.cache_read.input_tokens": cached_input_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": cache_write_input_tokens,
         "om.attempts": attempts, "om.latency_ms": latency_ms, "om.outcome": "ok",
     }
     if finish_reason:

@@ -127,7 +127,7 @@ class Tracing:
             usage = reply.usage
             span.set_attributes(attrs.reply_attributes(reply.model or model, usage.input_tokens, usage.output_tokens,
                                                        usage.cached_input_tokens, reply.finish_reason, reply.attempts,
-                                                       _ms(started)))
+                                                       _ms(started), usage.cache_write_input_tokens))
             return reply
 
     # --- context ------------------------------------------------------------------------------

@@ -98,10 +98,12 @@ def _costs(reader: Reader, resource_id: str) -> str:
     if not lines:
         return '<p class="muted">no model calls yet</p>'
     cells = [[esc(line.day), esc(line.role), f"<code>{esc(line.model or '?')}</code>", f"{line.calls:,}",
-              tokens(line.input_tokens), tokens(line.cached_input_tokens), tokens(line.output_tokens),
+              tokens(line.input_tokens), tokens(line.cached_input_tokens), tokens(line.cache_write_input_tokens),
+              tokens(line.output_tokens),
               usd(line.cost_usd) + (f" (+{line.unpriced} unpriced)" if line.unpriced and line.cost_usd is not None
                                     else "")] for line in lines]
-    return table(["day (UTC)", "role", "model", "calls", "input tokens", "of them cached", "output tokens", "cost"],
+    return table(["day (UTC)", "role", "model", "calls", "input tokens", "of them cached", "cache writes",
+                  "output tokens", "cost"],
                  cells, cls="costs")
 
 

@@ -26,9 +26,10 @@ T = 1_764_547_200_000  # 2025-12-01 00:00 UTC
 
 
 def result(kind: type, cycle: str, resource: str, at: int, model: str, tokens: tuple[int, int],
-           cached: int = 0) -> bytes:
+           cached: int = 0, written: int = 0) -> bytes:
     extra = {"mode": "sync"} if kind is ObserveResult else {"mode": "background"}
-    usage = Usage(input_tokens=tokens[0], output_tokens=tokens[1], cached_input_tokens=cached)
+    usage = Usage(input_tokens=tokens[0], output_tokens=tokens[1], cached_input_tokens=cached,
+                  cache_write_input_tokens=written)
     return kind(cycle_id=cycle, key=f"thread:{resource}-t", generation=0, ok=True, started_at=at - 500,
                 completed_at=at, usage=usage, model=model, resource_id=resource, **extra).to_bytes()
 
@@ -86,7 +87,7 @@ def test_a_ledger_stored_before_cached_tokens_keeps_its_rows_and_reads_them_as_u
         if path.name < "010":
             shutil.copy(path, before / path.name)
     apply_migrations(client, before)
-    old_columns = [c for c in MODEL_CALL_COLUMNS if c != "cached_input_tokens"]
+    old_columns = [c for c in MODEL_CALL_COLUMNS if c not in ("cached_input_tokens", "cache_write_input_tokens")]
     old_row = ["maya", "thread:maya-t", "o1", "observer", "openai/gpt-4o-mini", "sync", 1, 1, 1_000, 200, 0.01,
                T, T + 1_000, 1]
     client.insert("om_model_calls", [old_row], column_names=old_columns)
@@ -98,3 +99,18 @@ def test_a_ledger_stored_before_cached_tokens_keeps_its_rows_and_reads_them_as_u
     [line] = by_day(client, resource="maya")
     assert (line.calls, line.input_tokens, line.cached_input_tokens, line.output_tokens) == (2, 1_500, 128, 300)
     assert apply_migrations(client) == []
+
+
+def test_cache_writes_are_kept_apart_and_priced_with_their_surcharge(clickhouse_dsn: str) -> None:
+    dsn = f"{clickhouse_dsn}?database=t_{uuid.uuid4().hex[:12]}"
+    client = connect(dsn)
+    apply_migrations(client)
+    model = "anthropic/claude-sonnet-4-5-20250929"
+    value = result(ObserveResult, "a1", "maya", T + 1_000, model, (3_000, 200), cached=500, written=2_000)
+    client.insert("om_model_calls", result_rows(value, 1).rows["om_model_calls"], column_names=list(MODEL_CALL_COLUMNS))
+    [line] = by_day(client, resource="maya")
+    assert (line.input_tokens, line.cached_input_tokens, line.cache_write_input_tokens) == (3_000, 500, 2_000)
+    assert line.cost_usd == pytest.approx(call_cost(model, 3_000, 200, 500, 2_000))
+    assert line.cost_usd > call_cost(model, 3_000, 200, 500), "the 1.25x surcharge of the writes is billed"
+    output = om_costs(dsn, "--resource", "maya", "--days", "100000")
+    assert "cache writes" in output and "2,000" in output

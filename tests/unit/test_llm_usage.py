@@ -1,4 +1,4 @@
-"""Billed tokens from a model's reply (streams/llm/usage.py): input, output and cached input, as
+"""Billed tokens from a model's reply (streams/llm/usage.py): input, output, cached and cache-written input, as
 litellm reports them for OpenAI and Anthropic, through the client onto a job's result, and priced."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_anthropic_cache_reads_are_counted_as_cached_input_and_every_prompt_toke
     usage = anthropic_usage(input_tokens=50, output_tokens=20, cache_read_input_tokens=900,
                             cache_creation_input_tokens=100)
     assert usage_of(SimpleNamespace(usage=usage)) == Usage(input_tokens=1_050, output_tokens=20,
-                                                           cached_input_tokens=900)
+                                                           cached_input_tokens=900, cache_write_input_tokens=100)
 
 
 def test_anthropic_cache_read_field_alone_and_anthropic_s_own_shape_read_alike() -> None:
@@ -57,7 +57,7 @@ def test_anthropic_cache_read_field_alone_and_anthropic_s_own_shape_read_alike()
                                 cache_creation_input_tokens=100)  # reads and writes outside input_tokens
     expected = Usage(input_tokens=1_000, output_tokens=5, cached_input_tokens=600)
     assert usage_of(SimpleNamespace(usage=litellm_shape)) == expected
-    assert usage_of(SimpleNamespace(usage=own_shape)) == expected
+    assert usage_of(SimpleNamespace(usage=own_shape)) == expected.model_copy(update={"cache_write_input_tokens": 100})
 
 
 def test_a_reply_without_usage_or_with_odd_counts_reads_as_zero() -> None:
@@ -102,3 +102,19 @@ async def test_the_client_and_the_job_carry_cached_tokens_onto_the_result() -> N
     assert isinstance(result, ObserveResult) and result.ok, result.error
     assert result.usage.cached_input_tokens == 1_536
     assert decode_result(result.to_bytes()).usage.cached_input_tokens == 1_536
+
+
+def test_anthropic_cache_writes_are_kept_apart_and_priced_at_the_cache_creation_price() -> None:
+    usage = usage_of(SimpleNamespace(usage=anthropic_usage(input_tokens=50, output_tokens=20, cache_read_input_tokens=0,
+                                                           cache_creation_input_tokens=2_000)))
+    assert usage == Usage(input_tokens=2_050, output_tokens=20, cache_write_input_tokens=2_000)
+    prices = litellm.model_cost["claude-sonnet-4-5-20250929"]
+    assert prices["cache_creation_input_token_cost"] == pytest.approx(1.25 * prices["input_cost_per_token"])
+    model = "anthropic/claude-sonnet-4-5-20250929"
+    cost = call_cost(model, usage.input_tokens, usage.output_tokens,
+                     cache_write_input_tokens=usage.cache_write_input_tokens)
+    assert cost == pytest.approx(50 * prices["input_cost_per_token"] + 2_000 * prices["cache_creation_input_token_cost"]
+                                 + 20 * prices["output_cost_per_token"])
+    assert cost > call_cost(model, usage.input_tokens, usage.output_tokens), "the surcharge is in the ledger"
+    assert (usage + usage).cache_write_input_tokens == 4_000
+    assert b"cache_write" not in Usage(input_tokens=10).to_bytes()  # 0 stays off the wire, as before the field
