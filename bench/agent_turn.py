@@ -139,9 +139,13 @@ async def _reads(reader_url: str, pid: int, threads: list[tuple[str, str]], leve
 
 async def main(threads: int, turns: int, concurrency: list[int], read_levels: tuple[int, ...] = (1, 32)) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="om-bench-turn-"))
+    reads = 2 * max(*concurrency, *read_levels)
     process = WorkerProcess(BOOTSTRAP, f"turn-{uuid.uuid4().hex[:8]}", CONFIG, workdir,
                             extra_env={"OM_LLM_CONCURRENCY": "4",
-                                       "OM_READER_TOKENS": json.dumps({TOKEN: [f"user-{t}" for t in range(threads)]})})
+                                       "OM_READER_TOKENS": json.dumps({TOKEN: [f"user-{t}" for t in range(threads)]}),
+                                       # one app's token serves every conversation here: its share of the
+                                       # reader (16 calls in flight by default) must not cap the benchmark
+                                       "OM_READER_READ_PER_TOKEN": str(reads), "OM_READER_READ_CONCURRENCY": str(reads)})
     try:
         handle = await asyncio.to_thread(process.start)
         reader_url = f"http://127.0.0.1:{handle.env['OM_READER_PORT']}"

@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     sink_group: str = Field(default="", description="consumer group of the ClickHouse sink; empty = <prefix>-sink")
     sink_max_batch: int = Field(default=5000, ge=1, description="records per ClickHouse insert, at most")
     sink_max_wait_ms: int = Field(default=200, ge=1, description="how long a batch may wait to fill")
+    sink_linger_ms: int = Field(default=10, ge=0, description="a sink batch closes once no record came for "
+                                "this long (and sink_max_wait_ms after its first poll in any case)")
     reader_host: str = "127.0.0.1"
     reader_port: int = Field(default=8080, ge=0, le=65535)
     reader_tokens: dict[str, list[str]] = Field(

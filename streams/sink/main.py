@@ -23,7 +23,8 @@ def sink_options(settings: Settings) -> SinkOptions:
     ``daily_token_budget`` turns on the budget watch."""
     config = load_config(settings)
     return SinkOptions(group_id=settings.sink_group, max_batch=settings.sink_max_batch,
-                       max_wait_ms=settings.sink_max_wait_ms,
+                       max_wait_ms=settings.sink_max_wait_ms, linger_ms=settings.sink_linger_ms,
+                       consumer={"fetch_max_wait_ms": settings.fetch_max_wait_ms},
                        redactor=redactor_for(settings) if settings.redact else None,
                        indexer=GroupIndexer(get_embedder(settings.embedder)) if settings.embedder else None,
                        ledger=True, scope=config.scope, daily_token_budget=config.daily_token_budget)

@@ -65,6 +65,7 @@ class SinkOptions:
     group_id: str = "om-sink"
     max_batch: int = 5000
     max_wait_ms: int = 200
+    linger_ms: int = 10  # a batch closes once no record came for this long (streams/sink/service.py _collect)
     retry_initial_s: float = 0.2
     retry_max_s: float = 10.0
     consumer: dict[str, Any] = field(default_factory=dict)
@@ -182,7 +183,12 @@ class Sink:
                 await self._flush(batch)
 
     async def _collect(self) -> list[ConsumerRecord]:
-        """Up to ``max_batch`` records, waiting at most ``max_wait_ms`` after the first poll."""
+        """Up to ``max_batch`` records: waiting at most ``max_wait_ms`` for the first, then taking what
+        keeps arriving within ``linger_ms`` (and ``max_wait_ms`` after the first poll in all).
+
+        A batch closes as soon as the records stop coming, so a quiet pipeline's records reach the
+        tables one flush after they are committed, not ``max_wait_ms`` later; under load the
+        records that arrive while a batch is written make the next one large by themselves."""
         consumer = self._require_consumer()
         opts = self.options
         records: list[ConsumerRecord] = []
@@ -191,7 +197,10 @@ class Sink:
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0:
                 break
-            got = await consumer.getmany(timeout_ms=remaining_ms, max_records=opts.max_batch - len(records))
+            wait_ms = min(remaining_ms, opts.linger_ms) if records else remaining_ms
+            got = await consumer.getmany(timeout_ms=wait_ms, max_records=opts.max_batch - len(records))
+            if records and not got:
+                break
             for partition_records in got.values():
                 records.extend(partition_records)
         return records
