@@ -33,7 +33,8 @@ from tests.integration.pipeline import EventLog, WorkerProcess, wait_until
 pytestmark = pytest.mark.integration
 TOKEN_A, TOKEN_B = "refusal-token-a", "refusal-token-b"
 START = 1_733_000_000_000
-LATE_TOLERANCE_MS = 24 * 3_600_000  # processors/machine/state.py: older than this after the cursor, dropped
+LATE_TOLERANCE_MS = 24 * 3_600_000
+OBSERVING = {"observation": {"messageTokens": 300, "bufferTokens": False}}  # four messages make a cycle  # processors/machine/state.py: older than this after the cursor, dropped
 
 
 def _worker(bootstrap: str, tmp_path: Path, config: dict) -> WorkerProcess:
@@ -119,6 +120,16 @@ async def _sink_past(bootstrap: str, worker: WorkerProcess, topic: str, offset: 
         await admin.close()
 
 
+async def _observed_thread(bootstrap: str, topics: Topics, log: EventLog) -> list[ChatMessage]:
+    """Four messages of ra's thread ta, produced and observed (with :data:`OBSERVING`)."""
+    now = int(time.time() * 1000) - 60_000
+    filler = " ".join(f"fact{i} about the trip" for i in range(40))
+    talk = [_message(f"a-{i}", "ta", "ra", now + i * 1000, f"turn {i} original: {filler}") for i in range(4)]
+    await _produce(bootstrap, topics.messages, [("thread:ta", m.to_bytes()) for m in talk])
+    await wait_until(lambda: log.count("thread:ta", "observation-end") > 0, 90, "no observation")
+    return talk
+
+
 async def _get(worker: WorkerProcess, path: str, token: str, method: str = "GET",
                body: dict | None = None) -> tuple[int, str]:
     url = f"http://127.0.0.1:{worker.handles[0].env['OM_READER_PORT']}{path}"
@@ -169,15 +180,11 @@ async def test_refused_messages_are_dead_lettered_once_and_never_served(kafka_bo
 
 
 async def test_an_id_re_sent_after_it_was_observed_keeps_the_observed_row(kafka_bootstrap: str, tmp_path: Path) -> None:
-    worker = _worker(kafka_bootstrap, tmp_path, {"observation": {"messageTokens": 300, "bufferTokens": False}})
+    worker = _worker(kafka_bootstrap, tmp_path, OBSERVING)
     try:
         topics = Topics.for_prefix(worker.prefix)
-        now = int(time.time() * 1000) - 60_000
-        filler = " ".join(f"fact{i} about the trip" for i in range(40))
-        talk = [_message(f"a-{i}", "ta", "ra", now + i * 1000, f"turn {i} original: {filler}") for i in range(4)]
         async with EventLog(kafka_bootstrap, topics.events) as log:
-            await _produce(kafka_bootstrap, topics.messages, [("thread:ta", m.to_bytes()) for m in talk])
-            await wait_until(lambda: log.count("thread:ta", "observation-end") > 0, 90, "no observation")
+            talk = await _observed_thread(kafka_bootstrap, topics, log)
         # a transaction's markers reach its partitions one by one: wait for the copy itself
         ((copied_at, _),) = await _records(kafka_bootstrap, topics, lambda d: d["kind"] == "message-inserted"
                                            and d.get("observed") and d["message"]["id"] == "a-0", 1)
@@ -195,15 +202,11 @@ async def test_an_id_re_sent_after_it_was_observed_keeps_the_observed_row(kafka_
 
 
 async def test_a_late_message_the_core_drops_is_not_served_as_unobserved(kafka_bootstrap: str, tmp_path: Path) -> None:
-    worker = _worker(kafka_bootstrap, tmp_path, {"observation": {"messageTokens": 300, "bufferTokens": False}})
+    worker = _worker(kafka_bootstrap, tmp_path, OBSERVING)
     try:
         topics = Topics.for_prefix(worker.prefix)
-        now = int(time.time() * 1000) - 60_000
-        filler = " ".join(f"fact{i} about the trip" for i in range(40))
-        talk = [_message(f"a-{i}", "ta", "ra", now + i * 1000, f"turn {i}: {filler}") for i in range(4)]
         async with EventLog(kafka_bootstrap, topics.events) as log:
-            await _produce(kafka_bootstrap, topics.messages, [("thread:ta", m.to_bytes()) for m in talk])
-            await wait_until(lambda: log.count("thread:ta", "observation-end") > 0, 90, "no observation")
+            now = (await _observed_thread(kafka_bootstrap, topics, log))[0].created_at
             late = _message("a-late", "ta", "ra", now - LATE_TOLERANCE_MS - 60_000, "a message from two days ago")
             last = _message("a-last", "ta", "ra", now + 10_000, "the newest message")
             offsets = await _produce(kafka_bootstrap, topics.messages,

@@ -96,15 +96,19 @@ def test_a_refused_re_send_of_an_unobserved_message_puts_its_row_back() -> None:
     assert restored[VERSION] == 2 * 1 + 1
 
 
-def test_observed_messages_are_frozen_above_every_topic_row_and_a_re_send_changes_nothing() -> None:
-    states: dict = {}
-    folder = _folder()
+def _observed(folder: BatchFolder, states: dict):
+    """Four messages folded and their first Observer job answered: (the job, the result's fold)."""
     filler = " ".join(f"fact{i} about the trip" for i in range(40))
     talk = [_message(f"a{i}", START + i * 1000, f"turn {i}: {filler}") for i in range(4)]
     folded = folder.fold([_record(i, m) for i, m in enumerate(talk)], states)
     (job,) = [decode_job(o.value) for o in folded.outgoing if o.topic == TOPICS.jobs]
-    result = respond(job)
-    folded = folder.fold([InputRecord(TOPICS.results, 0, 0, b"thread:t1", result.to_bytes())], states)
+    return job, folder.fold([InputRecord(TOPICS.results, 0, 0, b"thread:t1", respond(job).to_bytes())], states)
+
+
+def test_observed_messages_are_frozen_above_every_topic_row_and_a_re_send_changes_nothing() -> None:
+    states: dict = {}
+    folder = _folder()
+    job, folded = _observed(folder, states)
     frozen = [d for d in _deltas(folded) if isinstance(d, MessageInserted)]
     observed = {m.id for m in job.messages}
     assert frozen and all(d.observed for d in frozen) and {d.message.id for d in frozen} == observed
@@ -140,11 +144,7 @@ def test_an_observed_copy_over_the_record_limit_is_left_out_not_the_observation(
 def test_a_late_message_the_core_drops_is_hidden() -> None:
     states: dict = {}
     folder = _folder()
-    filler = " ".join(f"fact{i} about the trip" for i in range(40))
-    talk = [_message(f"a{i}", START + i * 1000, f"turn {i}: {filler}") for i in range(4)]
-    folded = folder.fold([_record(i, m) for i, m in enumerate(talk)], states)
-    (job,) = [decode_job(o.value) for o in folded.outgoing if o.topic == TOPICS.jobs]
-    folder.fold([InputRecord(TOPICS.results, 0, 0, b"thread:t1", respond(job).to_bytes())], states)
+    _observed(folder, states)
     late = _message("old", START - 3 * 86_400_000, "three days before")
     folded = folder.fold([_record(7, late)], states)
     assert states["thread:t1"].counters.late_messages_dropped == 1 and folded.dead_letters == 0
