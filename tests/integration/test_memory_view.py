@@ -163,9 +163,9 @@ async def test_the_pages_show_the_memory_what_changed_and_page_through_messages(
     observer_costs = page.locator("#costs tbody tr", has_text="observer")
     await expect(observer_costs).to_have_count(1)  # live: the ledger's rows land from the results topic
     cells = await observer_costs.locator("td").all_inner_texts()
-    assert cells[2] == "om-deterministic/observer" and int(cells[3]) >= 1 and cells[7] == "—"
-    assert int(cells[4].replace(",", "")) > 0 and int(cells[6].replace(",", "")) > 0
-    assert cells[5] == "0"  # cached input tokens: the deterministic model has no prompt cache
+    assert cells[2] == "om-deterministic/observer" and int(cells[3]) >= 1 and cells[8] == "—"
+    assert int(cells[4].replace(",", "")) > 0 and int(cells[7].replace(",", "")) > 0
+    assert cells[5] == cells[6] == "0"  # cached and cache-written input tokens: the model has no prompt cache
 
     await row.locator("a").first.click()
     await page.wait_for_selector("#changes")
