@@ -38,6 +38,11 @@ spec rule                               decided in
                                        batches by ``max_tokens_per_batch``: ``processors.observer.batches``
 §2.1/§2.4 thresholds in force          ``processors.config.thresholds`` (shared budget,
                                        per-record overrides)
+ours: an Observer that keeps failing  ``observer_latch`` (latched after ``max_failed_cycles``)
+ours: a resource's daily token budget  ``budget.apply_budget`` / ``budget.budget_paused`` (the sink
+                                       sums the ledger: ``streams.sink.budget``)
+ours: messages the sink must hide      ``Decision.dropped`` (late) and the observed copies
+                                       (``MessageInserted.observed``) in ``decide``
 =====================================  =========================================================
 """
 
