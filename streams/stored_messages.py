@@ -10,13 +10,10 @@ sends a ``MessageRefused`` delta for exactly those, so the stored row is hidden 
 
 from __future__ import annotations
 
-from typing import Literal
-
 from processors.machine import lookup_key
 from schemas.base import SchemaError, decode
 from schemas.messages import ChatMessage
-
-Scope = Literal["thread", "resource"]
+from schemas.record import Scope
 
 
 class NotMaterialised(Exception):

@@ -12,8 +12,9 @@ sum is known. Rules kept (the key's side is processors/machine/budget.py):
   reached ``daily_token_budget``, a ``budget`` control event (exceeded) goes to each key the
   resource has (its context rows and ledger rows) that this process has not told yet that day — a
   thread that starts later is told after its first call. The notice names the resource, and a key
-  owned by another resource ignores it (a refused message leaves a context row under the sender). The sends are confirmed before the batch
-  is committed; a failed one ends the sink loop (the worker restarts, the batch is redelivered).
+  owned by another resource ignores it (a refused message leaves a context row under the sender).
+  The sends are confirmed before the batch is committed; a failed one ends the sink loop (the
+  worker restarts, the batch is redelivered).
 * **Allowed again, every key hears that too.** A sweep (at start, then every ``sweep_s``) finds the
   resources whose newest notice was "exceeded" — in the events table, so a restart remembers — and
   whose spending today is under the limit (a new day, or a larger budget after a restart): each of
@@ -127,7 +128,8 @@ class BudgetWatch:
         return sorted((resource, key) for resource, key in rows if key)
 
     def _notice(self, resource: str, key: str, exceeded: bool, day: str, used: int, now: int) -> BudgetChange:
-        return BudgetChange(key=key, resource_id=resource, at=now, exceeded=exceeded, day=day, used_tokens=used, limit_tokens=self.limit)
+        return BudgetChange(key=key, resource_id=resource, at=now, exceeded=exceeded, day=day, used_tokens=used,
+                            limit_tokens=self.limit)
 
 
 def ledger_resources(rows: Iterable[Sequence[Any]]) -> set[str]:

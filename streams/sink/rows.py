@@ -29,7 +29,8 @@ from schemas.jobs import decode_result
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
 from streams.costs import call_cost
-from streams.stored_messages import Scope, stored_message
+from schemas.record import Scope
+from streams.stored_messages import stored_message
 
 MESSAGE_COLUMNS = ("resource_id", "thread_id", "id", "lookup_key", "role", "created_at", "parts", "model",
                    "metadata", "message_resource_id", "version", "refused")
@@ -89,11 +90,8 @@ def message_rows(key: bytes | None, value: bytes | None, offset: int, redactor: 
     """A chat message's row; :class:`~streams.stored_messages.NotMaterialised` for one the processor
     refuses by its record alone (undecodable, invalid, or not keyed by its lookup key under ``scope``)."""
     message = stored_message(key, value, scope)
-    return Rows({"om_messages": [_message_row(message, lookup_key_of(key), 2 * offset, redactor)]})
-
-
-def lookup_key_of(key: bytes | str | None) -> str:
-    return key.decode() if isinstance(key, bytes) else key or ""
+    key_text = key.decode() if isinstance(key, bytes) else key or ""
+    return Rows({"om_messages": [_message_row(message, key_text, 2 * offset, redactor)]})
 
 
 def _message_row(message: ChatMessage, key: str, version: int, redactor: Redactor | None) -> list[Any]:

@@ -54,7 +54,8 @@ from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.contexts import Announce
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
-from streams.stored_messages import NotMaterialised, Scope
+from schemas.record import Scope
+from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
 
 log = logging.getLogger(__name__)
