@@ -26,7 +26,8 @@ Guarantees:
 * The changelog holds each key's state without its window's bodies, and each body once
   (streams/state_changelog.py): a batch writes bytes in proportion to what it changed.
 * LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency) and hold no
-  state; the processor never waits for a model.
+  state; the processor never waits for a model. The ``llm`` role, which has no table, still assigns
+  with Faust's assignor, whose topic groups its transactions are named by (streams/split_assignor.py).
 
 Roles: ``all`` runs both agents in one app; ``processor`` and ``llm`` split them into two apps (two
 consumer groups) that scale independently. Do not mix ``all`` with split roles on one prefix.
