@@ -9,8 +9,9 @@ answered as soon as any partition in it has data, so a shorter wait costs only i
 
 Rule kept: only the one number changes, set on the aiokafka consumer before it starts (aiokafka
 reads it when it builds its fetcher in ``start``). The consumer thread built here also carries the
-fetch and seek rules of streams/fetch_positions.py and the assignor rule of streams/split_assignor.py;
-everything else about the consumer is Faust's.
+fetch and seek rules of streams/fetch_positions.py and the assignor rule of streams/split_assignor.py,
+and records its group member id (streams/group_predecessor.py); everything else about the consumer
+is Faust's.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
 from streams.fetch_positions import FetchPositions
+from streams.group_predecessor import RecordsMember
 from streams.split_assignor import TransactionalAssignor
 
 
-class _ConsumerThread(FetchPositions, TransactionalAssignor, faust_aiokafka.AIOKafkaConsumerThread):
+class _ConsumerThread(FetchPositions, TransactionalAssignor, RecordsMember, faust_aiokafka.AIOKafkaConsumerThread):
     def _create_worker_consumer(self, transport: Any) -> Any:
         consumer = super()._create_worker_consumer(transport)
         consumer._fetch_max_wait_ms = transport.fetch_max_wait_ms

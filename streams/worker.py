@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 import faust
@@ -18,6 +19,7 @@ from aiokafka.errors import KafkaError
 
 from streams import logs, tracing
 from streams.app import Role, build_app
+from streams.group_predecessor import claim_slot, leave_for_predecessor
 from streams.internal_topics import ensure_internal_topics
 from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
@@ -83,6 +85,10 @@ def run_worker(role: Role = "all") -> None:
         raise SystemExit(f"om: bad configuration: {error}") from None
     settings = asyncio.run(prepare_broker(settings, role))
     app = build_app(settings, config, role)
+    # a predecessor killed -9 leaves now, not a session later (streams/group_predecessor.py)
+    app.om_member_slot = claim_slot(Path(app.conf.appdir), app.conf.id)
+    if app.om_member_slot is not None:
+        asyncio.run(leave_for_predecessor(settings.kafka_bootstrap, app.om_member_slot))
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
     worker = _Worker(app, stop_deadline=StopDeadline(settings.stop_grace_s), loglevel=settings.log_level,
                      override_logging=False)

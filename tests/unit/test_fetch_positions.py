@@ -3,11 +3,12 @@ seek back to committed reaches partitions committed at 0 or never."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from faust.types import TP
 
-from streams.fetch_positions import FetchPositions
+from streams.fetch_positions import SLICE_S, FetchPositions
 
 IN0, IN1, IN2, IN3 = (TP("om.jobs.v1", p) for p in range(4))
 CHANGELOG = TP("om-worker-om-state-changelog", 0)
@@ -77,3 +78,49 @@ async def test_a_client_only_app_still_fetches_every_partition() -> None:
     thread = _Thread(None)
     await thread._fetch_records(None, None)
     assert thread.fetched_for == [None]
+
+
+class _WaitingFaust(_Faust):
+    """aiokafka's fetch for partitions with nothing buffered waits out its timeout. Here records
+    exist only for ``IN1``, and the event loop resumes ``IN1`` while the first fetch waits."""
+
+    def __init__(self, live: set[TP]) -> None:
+        super().__init__(None)
+        self.live, self.timeouts = live, []
+
+    async def _fetch_records(self, consumer: Any, active_partitions: set[TP] | None, timeout: float | None = None,
+                             max_records: int | None = None) -> dict:
+        self.fetched_for.append(set(active_partitions or ()))
+        self.timeouts.append(timeout)
+        self.live.add(IN1)  # recovery resumes the inputs meanwhile
+        return {IN1: ["record"]} if active_partitions and IN1 in active_partitions else {}
+
+
+class _Waiting(FetchPositions, _WaitingFaust):
+    pass
+
+
+async def test_a_partition_resumed_while_a_fetch_waits_is_read_in_its_next_slice_not_after_the_timeout() -> None:
+    live = {CHANGELOG}  # recovery has paused the inputs
+    thread = _Waiting(live)
+    assert await thread._fetch_records(None, live, timeout=1.0) == {IN1: ["record"]}
+    assert thread.fetched_for == [{CHANGELOG}, {CHANGELOG, IN1}]
+    assert all(t is not None and t <= SLICE_S for t in thread.timeouts), "a slice waited longer than SLICE_S"
+
+
+class _EmptyFaust(_Faust):
+    async def _fetch_records(self, consumer: Any, active_partitions: set[TP] | None, timeout: float | None = None,
+                             max_records: int | None = None) -> dict:
+        self.fetched_for.append(set(active_partitions or ()))
+        await asyncio.sleep(timeout or 0)
+        return {}
+
+
+class _Empty(FetchPositions, _EmptyFaust):
+    pass
+
+
+async def test_a_fetch_with_nothing_to_read_returns_empty_once_its_timeout_has_passed() -> None:
+    thread = _Empty(None)
+    assert await thread._fetch_records(None, {IN0}, timeout=3 * SLICE_S) == {}
+    assert len(thread.fetched_for) >= 2, "the wait was not sliced"
