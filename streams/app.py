@@ -70,6 +70,7 @@ from streams.topics import Topics
 from streams.transactions import confirm, send_with_input
 
 NEVER = 10 * 365 * 86_400.0
+HEARTBEAT_MAX_S = 1.0
 log = logging.getLogger(__name__)
 
 
@@ -111,7 +112,8 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         recovery_consistency_check=False,  # a RocksDB check; the memory store has no persisted offsets
         TableManager=PromptTableManager,  # recovery ends at the last committed record, see streams/recovery.py
         broker_session_timeout=settings.session_timeout_ms / 1000,
-        broker_heartbeat_interval=settings.session_timeout_ms / 3000,
+        # a rebalance (a peer left or joined) is learnt at the next heartbeat: at most a second, not a third of the session
+        broker_heartbeat_interval=min(HEARTBEAT_MAX_S, settings.session_timeout_ms / 3000),
     )
 
     fetch_wait.install(app, settings.fetch_max_wait_ms)

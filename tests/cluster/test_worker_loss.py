@@ -14,6 +14,7 @@ records fetched during recovery were dropped from the agents' queues (streams/fl
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 import urllib.request
@@ -72,12 +73,13 @@ async def test_three_workers_one_killed_then_one_stopped_lose_and_duplicate_noth
                 if round_number == KILL_ROUND:
                     victim, owned = await busiest(workers, key_partitions, exclude=gone.values())
                     victim.kill()
-                    marks["kill"] = time.monotonic()
+                    marks["kill"], marks["kill_wall"] = time.monotonic(), time.time()
                     gone["killed"] = victim
                     fault.broke(f"kill -9 of worker {workers.handles.index(victim)} (of 3), owner of the "
                                 f"conversation's partitions {sorted(owned)}, with round {round_number} in flight")
                 elif round_number == KILL_ROUND + 1:
                     resumed.append(f"{time.monotonic() - marks['kill']:.1f} s after the kill")
+                    marks["resumed_wall"] = time.time()
                 elif round_number == KILL_ROUND + 2:
                     victim, owned = await busiest(workers, key_partitions, exclude=gone.values())
                     await asyncio.to_thread(victim.stop)
@@ -100,7 +102,7 @@ async def test_three_workers_one_killed_then_one_stopped_lose_and_duplicate_noth
             assert key_partitions <= owned, f"the last worker reads {sorted(owned)}, not all of {sorted(key_partitions)}"
             fault.checked(f"the partitions moved twice: the last worker now reads all of {sorted(key_partitions)}; "
                           f"the round in flight completed {resumed[0]} (bound {RESUME_BOUND_S:.0f} s; "
-                          "issue 20's target: 2 s)")
+                          f"{_split(workers, gone['killed'], marks)})")
             assert float(resumed[0].split()[0]) < RESUME_BOUND_S, f"processing resumed only {resumed[0]}"
             await check_as_undisturbed(logs, expected, messages, fault)
     finally:
@@ -123,6 +125,24 @@ async def _described(bootstrap: str, prefix: str, partition: int) -> str:
         return await describe_partition(bootstrap, prefix, partition)
     except Exception as error:  # noqa: BLE001 - the dump must never hide the failure it explains
         return f"partition {partition}: not described ({error!r})"
+
+
+def _split(workers: WorkerProcess, killed: WorkerHandle, marks: dict[str, float]) -> str:
+    """The survivors learn of a kill only when its session expires; from their logs, how long that
+    took and how long the rebalance it began took to the round's completion (issue 20's 2 s target
+    is for the second part: a worker that gains partitions in a rebalance)."""
+    assigned = [e["ts"] for h in workers.handles if h is not killed for e in log_entries(h.log)
+                if e.get("event", "").startswith("Setting newly assigned partitions") and e["ts"] > marks["kill_wall"]]
+    if not assigned:
+        return "no survivor logged a new assignment"
+    first = min(assigned)
+    return (f"the survivors' first new assignment came {first - marks['kill_wall']:.1f} s after the kill "
+            f"(session {SESSION_MS / 1000:.0f} s), the round completed {marks['resumed_wall'] - first:.1f} s "
+            "after it; issue 20's target for a worker gaining partitions: 2 s")
+
+
+def log_entries(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
 
 
 def _digest(workers: WorkerProcess) -> str:
