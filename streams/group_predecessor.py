@@ -9,9 +9,10 @@ worker would hold its partitions for a session instead.
 
 Rules kept:
 
-* **A worker holds a slot for its whole life**: an exclusive ``flock`` on the first free
-  ``<group>.<n>.lock`` in its data directory (workers may share one: the processor and LLM roles,
-  two workers on one host, the test harness). The kernel releases the lock when the process dies,
+* **A worker holds a slot for its whole life**, one per consumer group it joins (its Faust app's,
+  and the sink's): an exclusive ``flock`` on the first free ``<group>.<n>.lock`` in
+  ``<OM_DATA_DIR>/members`` (workers may share a data directory: the processor and LLM roles, two
+  workers on one host, the test harness). The kernel releases the lock when the process dies,
   and at an in-place restart (the descriptor is closed on ``exec``).
 * **Every assignment records the member id** the worker's consumer holds in its group, in its
   slot's ``.member`` file, written atomically (rename): a kill leaves the old id or the new one.
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from aiokafka import AIOKafkaClient
+from aiokafka import AIOKafkaClient, ConsumerRebalanceListener
 from aiokafka.client import CoordinationType
 from aiokafka.errors import KafkaError, for_code
 from aiokafka.protocol.group import LeaveGroupRequest
@@ -65,6 +66,10 @@ class MemberSlot:
             return None
 
 
+def members_dir(data_dir: Path) -> Path:
+    return data_dir / "members"
+
+
 def claim_slot(directory: Path, group: str) -> MemberSlot | None:
     """The first slot of ``group`` in ``directory`` no live process holds; None if all are held."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -79,6 +84,19 @@ def claim_slot(directory: Path, group: str) -> MemberSlot | None:
     log.warning("om.group.no_slot", extra={"group": group, "slots": MAX_SLOTS,
                                            "action": "a restart after a kill waits for the session timeout"})
     return None
+
+
+class MemberListener(ConsumerRebalanceListener):
+    """The same record for a plain aiokafka consumer in a group (the sink's)."""
+
+    def __init__(self, slot: MemberSlot, consumer: Any) -> None:
+        self.slot, self.consumer = slot, consumer
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        return None
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        self.slot.record(self.consumer._coordinator.member_id)
 
 
 class RecordsMember:
@@ -100,7 +118,8 @@ async def leave_for_predecessor(bootstrap: str, slot: MemberSlot) -> str | None:
     if member_id is None:
         return None
     outcome = await _leave(bootstrap, slot.group, member_id)
-    slot.member_file.unlink(missing_ok=True)
+    if outcome in ("left", "already gone"):  # else asked again at the next start (the session may end it first)
+        slot.member_file.unlink(missing_ok=True)
     level = logging.INFO if outcome in ("left", "already gone") else logging.WARNING
     log.log(level, "om.group.predecessor", extra={"group": slot.group, "outcome": outcome})
     return outcome

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from typing import Any
 
 import faust
@@ -19,7 +18,7 @@ from aiokafka.errors import KafkaError
 
 from streams import logs, tracing
 from streams.app import Role, build_app
-from streams.group_predecessor import claim_slot, leave_for_predecessor
+from streams.group_predecessor import claim_slot, leave_for_predecessor, members_dir
 from streams.internal_topics import ensure_internal_topics
 from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
@@ -86,7 +85,7 @@ def run_worker(role: Role = "all") -> None:
     settings = asyncio.run(prepare_broker(settings, role))
     app = build_app(settings, config, role)
     # a predecessor killed -9 leaves now, not a session later (streams/group_predecessor.py)
-    app.om_member_slot = claim_slot(Path(app.conf.appdir), app.conf.id)
+    app.om_member_slot = claim_slot(members_dir(settings.data_dir), app.conf.id)
     if app.om_member_slot is not None:
         asyncio.run(leave_for_predecessor(settings.kafka_bootstrap, app.om_member_slot))
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)

@@ -12,6 +12,7 @@ from streams.migrate import apply_migrations
 from streams.om_config import load_config
 from streams.settings import Settings
 from streams.sink.indexing import GroupIndexer
+from streams.group_predecessor import members_dir
 from streams.sink.service import Sink, SinkOptions
 from streams.topics import Topics
 
@@ -27,7 +28,8 @@ def sink_options(settings: Settings) -> SinkOptions:
                        consumer={"fetch_max_wait_ms": settings.fetch_max_wait_ms},
                        redactor=redactor_for(settings) if settings.redact else None,
                        indexer=GroupIndexer(get_embedder(settings.embedder)) if settings.embedder else None,
-                       ledger=True, scope=config.scope, daily_token_budget=config.daily_token_budget)
+                       ledger=True, scope=config.scope, daily_token_budget=config.daily_token_budget,
+                       members=members_dir(settings.data_dir))
 
 
 def sink_from_settings(settings: Settings) -> Sink:

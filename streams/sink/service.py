@@ -35,6 +35,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -50,6 +51,7 @@ from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
+from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, leave_for_predecessor
 from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.contexts import Announce
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
@@ -78,6 +80,7 @@ class SinkOptions:
     daily_token_budget: int | None = None  # the OM config's: per resource and UTC day (streams/sink/budget.py)
     budget_sweep_s: float = 30.0
     clock: Callable[[], float] = time.time  # the budget's day
+    members: Path | None = None  # where this process holds its group slot (streams/group_predecessor.py)
 
 
 @dataclass
@@ -111,6 +114,7 @@ class Sink:
         self._producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self._slot: MemberSlot | None = None
 
     async def start(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
         """Join the group and run the loop as a task on the running event loop.
@@ -127,11 +131,15 @@ class Sink:
     async def _connect(self) -> tuple[AIOKafkaProducer, AIOKafkaConsumer]:
         producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True)
         consumer = AIOKafkaConsumer(
-            *self._converters, bootstrap_servers=self.bootstrap, group_id=self.options.group_id,
+            bootstrap_servers=self.bootstrap, group_id=self.options.group_id,
             enable_auto_commit=False, auto_offset_reset="earliest",
             isolation_level="read_committed",  # aborted processor transactions never reach tables
             **self.options.consumer,
         )
+        slot = self._member_slot()
+        consumer.subscribe(list(self._converters), listener=None if slot is None else MemberListener(slot, consumer))
+        if slot is not None:  # a predecessor killed -9 leaves now, not a session later
+            await leave_for_predecessor(self.bootstrap, slot)
         try:
             await producer.start()
             await consumer.start()
@@ -140,6 +148,11 @@ class Sink:
             await producer.stop()
             raise
         return producer, consumer
+
+    def _member_slot(self) -> MemberSlot | None:
+        if self._slot is None and self.options.members is not None:
+            self._slot = claim_slot(self.options.members, self.options.group_id)
+        return self._slot
 
     async def stop(self) -> None:
         """Finish the batch in hand (if ClickHouse takes it), then leave the group."""

@@ -1,6 +1,6 @@
-"""A worker killed -9 and started again takes its place in the group at once
-(streams/group_predecessor.py): its predecessor's member is sent away instead of being waited
-for until its session expires. The session here is a minute, so a restarted worker that folds a
+"""A worker killed -9 and started again takes its place in its groups at once — the processor's and
+the embedded sink's (streams/group_predecessor.py): its predecessor's members are sent away instead
+of being waited for until their sessions expire. The session here is a minute, so a restarted worker that folds a
 waiting message well inside it did not wait for the dead member; the log names the outcome.
 """
 
@@ -27,9 +27,9 @@ def _message(name: str) -> ChatMessage:
                        parts=[{"type": "text", "text": f"{name} waits for the worker"}])
 
 
-def _outcomes(log: Path) -> list[str]:
+def _outcomes(log: Path) -> dict[str, str]:
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    return [e["outcome"] for e in lines if e.get("event") == "om.group.predecessor"]
+    return {e["group"]: e["outcome"] for e in lines if e.get("event") == "om.group.predecessor"}
 
 
 async def test_a_worker_restarted_after_kill_9_does_not_wait_for_its_dead_members_session(
@@ -42,13 +42,17 @@ async def test_a_worker_restarted_after_kill_9_does_not_wait_for_its_dead_member
         async with EventLog(kafka_bootstrap, topics.events) as log:
             await produce(kafka_bootstrap, topics.messages, [("thread:tp", _message("before").to_bytes())])
             await wait_until(lambda: log.count("thread:tp", "status") >= 1, 60, "the first message was never folded")
-            assert _outcomes(handle.log) == [], "a first start named a predecessor"
+            assert _outcomes(handle.log) == {}, "a first start named a predecessor"
+            sink_member = tmp_path / "data" / "members" / f"{worker.prefix}-sink.0.member"
+            await wait_until(sink_member.exists, 60, "the embedded sink never recorded its group member")
 
             worker.kill()
             await produce(kafka_bootstrap, topics.messages, [("thread:tp", _message("after").to_bytes())])
             worker.restart_killed()
             await wait_until(lambda: log.count("thread:tp", "status") >= 2, WITHIN_S,
                              "the restarted worker waited for its dead member's session")
-        assert _outcomes(handle.log) == ["left"]
+            # the embedded sink's group too: read-your-writes is back as soon as the processor is
+            await wait_until(lambda: len(_outcomes(handle.log)) == 2, WITHIN_S, "the sink named no predecessor")
+        assert _outcomes(handle.log) == {f"{worker.prefix}-worker": "left", f"{worker.prefix}-sink": "left"}
     finally:
         worker.stop()
