@@ -28,8 +28,8 @@ from schemas.deltas import (ChunkChanged, KeyDeleted, MessageInserted, MessageRe
 from schemas.jobs import decode_result
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
-from streams.costs import call_cost
 from schemas.record import Scope
+from streams.costs import call_cost
 from streams.stored_messages import stored_message
 
 MESSAGE_COLUMNS = ("resource_id", "thread_id", "id", "lookup_key", "role", "created_at", "parts", "model",

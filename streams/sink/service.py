@@ -49,14 +49,14 @@ from schemas.base import SchemaError
 from schemas.control import BudgetChange
 from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
+from schemas.record import Scope
+from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, leave_for_predecessor
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
-from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, leave_for_predecessor
 from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.contexts import Announce
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
-from schemas.record import Scope
 from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
 
