@@ -16,7 +16,6 @@ folds them (seconds from the signal to the last folded).
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shutil
 import signal
@@ -32,6 +31,7 @@ from bench.corpus import messages
 from bench.worker import BOOTSTRAP, Arrivals, keyed
 from processors.machine import lookup_key
 from schemas.messages import ChatMessage, TextPart
+from streams.harness.worker_log import log_entries
 from streams.harness.workers import WorkerProcess, produce, wait_until
 from streams.topics import Topics
 from streams.worker import ensure_topics
@@ -74,7 +74,7 @@ def one_per_partition(tag: str) -> list[ChatMessage]:
 
 def milestones(log: Path, spawned_wall: float, start_index: int) -> tuple[float, float]:
     """Spawn → Faust started, spawn → recovery done, for the ``start_index``-th start in ``log``."""
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    lines = log_entries(log)
     faust = [e["ts"] for e in lines if re.match(r"\[\^_?Worker\]: Starting", e["event"])][start_index]
     ready = [e["ts"] for e in lines if e["event"].endswith("Worker ready") and e["ts"] >= faust][0]
     return faust - spawned_wall, ready - spawned_wall
@@ -82,7 +82,7 @@ def milestones(log: Path, spawned_wall: float, start_index: int) -> tuple[float,
 
 def owns_input(log: Path, topic: str) -> bool:
     """The worker's last assignment includes a partition of ``topic`` and it recovered since."""
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    lines = log_entries(log)
     assigned = [i for i, e in enumerate(lines) if e["event"].startswith("Setting newly assigned partitions")]
     return bool(assigned) and f"topic='{topic}'" in lines[assigned[-1]]["event"] and any(
         e["event"].endswith("Worker ready") for e in lines[assigned[-1]:])

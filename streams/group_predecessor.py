@@ -43,6 +43,7 @@ from aiokafka.protocol.group import LeaveGroupRequest
 log = logging.getLogger(__name__)
 MAX_SLOTS = 256
 GONE = {25, 69}  # UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND: nothing to leave
+SETTLED = ("left", "already gone")  # outcomes after which the recorded member is no longer in the group
 
 
 @dataclass
@@ -118,9 +119,10 @@ async def leave_for_predecessor(bootstrap: str, slot: MemberSlot) -> str | None:
     if member_id is None:
         return None
     outcome = await _leave(bootstrap, slot.group, member_id)
-    if outcome in ("left", "already gone"):  # else asked again at the next start (the session may end it first)
+    settled = outcome in SETTLED
+    if settled:  # else asked again at the next start (the session may end it first)
         slot.member_file.unlink(missing_ok=True)
-    level = logging.INFO if outcome in ("left", "already gone") else logging.WARNING
+    level = logging.INFO if settled else logging.WARNING
     log.log(level, "om.group.predecessor", extra={"group": slot.group, "outcome": outcome})
     return outcome
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-import orjson
+from streams.harness.worker_log import log_entries
 
 ASSIGNED = "Setting newly assigned partitions"
 _TP = re.compile(r"topic='(?:[^']*\.)?([a-z-]+?)(?:\.v\d+)?', partition=(\d+)")
@@ -33,16 +33,10 @@ def _one(name: str, path: Path, alive: bool, now: float) -> str:
     joined, last_ts, assigned = 0, None, {}
     problems: Counter[str] = Counter()
     try:
-        lines = path.read_bytes().splitlines()
+        entries = log_entries(path)
     except OSError as error:
         return f"{name}: no log ({error.strerror})"
-    for raw in lines:
-        try:
-            entry = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(entry, dict):
-            continue
+    for entry in entries:
         event, last_ts = str(entry.get("event", "")), entry.get("ts", last_ts)
         if event.startswith(ASSIGNED):
             joined += 1

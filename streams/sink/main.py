@@ -7,12 +7,12 @@ import signal
 
 from streams.clickhouse import connect
 from streams.embeddings import get_embedder
+from streams.group_predecessor import members_dir
 from streams.hooks.redaction import redactor_for
 from streams.migrate import apply_migrations
 from streams.om_config import load_config
 from streams.settings import Settings
 from streams.sink.indexing import GroupIndexer
-from streams.group_predecessor import members_dir
 from streams.sink.service import Sink, SinkOptions
 from streams.topics import Topics
 

@@ -14,7 +14,6 @@ records fetched during recovery were dropped from the agents' queues (streams/fl
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 import urllib.request
@@ -26,6 +25,7 @@ import pytest
 
 from streams.harness.partition_dump import describe_partition
 from streams.harness.worker_digest import worker_digest
+from streams.harness.worker_log import log_entries
 from streams.services.kafka_cluster import LocalKafkaCluster
 from streams.services.worker_process import WorkerHandle
 from tests.cluster.helpers import SERVER_DSN, partition_of
@@ -139,10 +139,6 @@ def _split(workers: WorkerProcess, killed: WorkerHandle, marks: dict[str, float]
     return (f"the survivors' first new assignment came {first - marks['kill_wall']:.1f} s after the kill "
             f"(session {SESSION_MS / 1000:.0f} s), the round completed {marks['resumed_wall'] - first:.1f} s "
             "after it; issue 20's target for a worker gaining partitions: 2 s")
-
-
-def log_entries(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
 
 
 def _digest(workers: WorkerProcess) -> str:

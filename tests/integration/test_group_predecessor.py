@@ -6,7 +6,6 @@ waiting message well inside it did not wait for the dead member; the log names t
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from schemas.messages import ChatMessage
+from streams.harness.worker_log import log_entries
 from streams.topics import Topics
 from tests.integration.pipeline import EventLog, WorkerProcess, produce, wait_until
 
@@ -28,8 +28,7 @@ def _message(name: str) -> ChatMessage:
 
 
 def _outcomes(log: Path) -> dict[str, str]:
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    return {e["group"]: e["outcome"] for e in lines if e.get("event") == "om.group.predecessor"}
+    return {e["group"]: e["outcome"] for e in log_entries(log) if e.get("event") == "om.group.predecessor"}
 
 
 async def test_a_worker_restarted_after_kill_9_does_not_wait_for_its_dead_members_session(

@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 
 from streams.harness.worker_digest import worker_digest
+from streams.harness.worker_log import log_entries
 
 
 def _assigned(ts: float, partitions: list[int]) -> dict:
@@ -26,3 +27,9 @@ def test_the_last_assignment_silence_and_warnings_are_shown(tmp_path: Path) -> N
         "       2 × W Heartbeat failed for group wN-worker",
         "worker 1: no log (No such file or directory)",
     ]
+
+
+def test_log_entries_keeps_json_objects_in_order_and_skips_the_rest(tmp_path: Path) -> None:
+    log = tmp_path / "w.log"
+    log.write_bytes(b'{"event": "a"}\nTraceback (most recent call last):\n[1, 2]\n{"event": "b"}\n{"event": "c", "ts"')
+    assert [e["event"] for e in log_entries(log)] == ["a", "b"]
