@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import (agent_turn, agent_waiting, changelog_bytes, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
-                   reader_latency, reader_status, replay, restart, scaling, waste)
+                   reader_latency, reader_status, replay, restart, scaling, state_recovery, waste)
 from bench.worker import BOOTSTRAP
 from streams.services import commands
 from streams.services.kafka_health import is_healthy
@@ -52,6 +52,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
     "reader": ("4. Reader: context() and status() latency", _reader),
     "replay": ("5. Replay throughput", lambda a: asyncio.run(replay.main(a.replay_messages))),
     "memory": ("6. Memory per key state", lambda a: memory.main(a.keys)),
+    "recovery": ("6b. Recovering many keys from the changelog",
+                 lambda a: asyncio.run(state_recovery.main(a.recovery_keys))),
     "waste": ("7. Waste: Observer input per conversation token",
               lambda a: waste.main(a.waste_messages, a.model_latency_ms, a.waste_gap)),
     "turn": ("8. The agent's turn: send the user message, read the context that includes it",
@@ -93,7 +95,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--reader-repeat", type=int, default=200)
     p.add_argument("--status-threads", type=int, default=1_000)
     p.add_argument("--replay-messages", type=int, default=20_000)
-    p.add_argument("--keys", type=int, default=100_000)
+    p.add_argument("--keys", type=int, default=1_000_000)
+    p.add_argument("--recovery-keys", type=int, default=1_000_000)
     p.add_argument("--waste-messages", type=int, default=2_000)
     p.add_argument("--waste-gap", type=float, default=2.0, help="seconds between messages")
     p.add_argument("--turn-threads", type=int, default=32)

@@ -55,6 +55,7 @@ from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.redaction import redactor_for
 from streams.hooks.transform import load_hooks
+from streams.idle_schedule import IdleSchedule
 from streams.call_shutdown import CallShutdown
 from streams.internal_topics import (
     MAX_RECORD_BYTES, STATE_TABLE, Role, app_id, changelog_config, changelog_topic, install_assignment_guard,
@@ -192,8 +193,11 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                           value_serializer="raw", partitions=settings.partitions,  # streams/state_changelog.py decodes
                           compacting=True, deleting=False,
                           config=changelog_config(app.conf.topic_replication_factor))
+    schedule = IdleSchedule(config)
     table = app.tables.add(StateTable(app, name=STATE_TABLE, default=None, beacon=app.tables.beacon,
-                                      partitions=settings.partitions, changelog_topic=changelog))
+                                      partitions=settings.partitions, changelog_topic=changelog,
+                                      data_dir=settings.data_dir, state_cache=settings.state_cache,
+                                      schedule=schedule))
     owners: dict[str, int] = {}
 
     @app.on_partitions_assigned.connect
@@ -206,8 +210,9 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
         kept = {tp.partition for tp in assigned if tp.topic == topics.messages}
         for key in [k for k, p in owners.items() if p not in kept]:
             owners.pop(key, None)
-            table.data.pop(key, None)
+            table.states.discard(key)
             table.unwritten.discard(key)
+            schedule.discard(key)
 
     folder = BatchFolder(config, topics, redactor=redactor_for(settings) if settings.redact else None)
 
@@ -235,8 +240,12 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
     async def idle_ticks() -> None:
         """Quiet keys whose idle TTL ran out for buffered work get one idle tick per reason."""
         now = int(time.time() * 1000)
-        for key, state in list(table.data.items()):
+        for n, key in enumerate(schedule.due(now)):
+            if n % 256 == 255:
+                await asyncio.sleep(0)  # a round after recovering many keys reads many states
+            state = table.states.get(key)
             reason = idle_tick_reason(state, config, now) if state is not None else None
+            schedule.checked(key, state, now)  # before any await: a batch meanwhile has the last word
             if reason is None or ticked.get(key) == reason:
                 continue
             # outside any transaction: a quiet partition may have nothing to commit for a long time
@@ -247,6 +256,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             except Exception as error:  # noqa: BLE001 - not ticked: the next round tries again
                 log.warning("om.idle_tick.not_sent", extra={"error": error_name(error)})
                 metrics.failure("idle-tick-send")
+                schedule.again(key)
                 continue
             ticked[key] = reason
 
@@ -255,7 +265,7 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
                          owners: dict[str, int], records: list[InputRecord], settings: Settings) -> None:
     """Fold one batch and send its effects and state changes, each confirmed by the broker."""
     source = {r.partition: r.topic for r in records}
-    result = folder.fold(records, table.data)
+    result = folder.fold(records, table.states)
     deliveries = []
     for record in result.outgoing:
         deliveries.append(await send_with_input(app, source[record.partition], record.partition, record.topic,
@@ -265,9 +275,10 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
             owners[key] = partition
         else:
             owners.pop(key, None)
-        for changelog_key, value in table.writes(key, result.before.get(key), table.data.get(key)):
+        for changelog_key, value in table.writes(key, result.before.get(key), table.states.get(key)):
             deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
                                                     changelog_key, value))
+    table.states.trim()
     await confirm(deliveries)
     metrics.events_emitted(result.event_counts)
     for stage, field in result.dead_letter_reasons:

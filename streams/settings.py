@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     web_host: str = Field(default="127.0.0.1", description="bind address of the worker's web endpoint")
     batch_max: int = Field(default=500, ge=1, description="input records folded per batch")
     batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")
+    state_cache: int = Field(default=100_000, ge=1, description="key states kept decoded in memory, each "
+                             "counted as 1 + its unobserved messages; the rest wait in the worker's local "
+                             "store under <data_dir>/state (streams/state_store.py)")
     commit_interval_ms: int = Field(default=100, ge=10, description="transaction commit interval")
     fetch_max_wait_ms: int = Field(default=100, ge=1, description="longest fetch long-poll of the worker's "
                                    "consumer (Faust hard-codes 1500); bounds the wait for the first input "

@@ -8,7 +8,8 @@ Rules this module keeps:
 
 * **Four record kinds on the one compacted changelog** Faust recovers, keyed by JSON strings:
   ``<lookup key>`` → the state without its record and observed ids, and with its window as ids
-  (``{"window_ids": [...], "state": ...}``), a tombstone deletes the key;
+  (``{"idle": hint, "window_ids": [...], "state": ...}``; the hint: streams/idle_schedule.py), a
+  tombstone deletes the key;
   ``\\0r\\0<lookup key>`` → the key's :class:`OMRecord` (observations, chunks), written when it changed;
   ``\\0m\\0<lookup key>\\0<message id>`` → one window message, written when it enters the window (or
   is updated there) and tombstoned when it leaves;
@@ -22,9 +23,10 @@ Rules this module keeps:
 * **A recovered state has every body it names.** A state and its bodies are written in the batch's
   transaction; a body is tombstoned only when its message left the window, in the transaction of the
   state that no longer names it. Recovery reads committed records only.
-* **States are assembled once recovery completes** (:class:`StateTable`): only the newest state of a
-  key counts, and its bodies come from the records read or, for a partition Faust kept through a
-  rebalance and re-reads from where it was, from the state already in memory.
+* **Recovery only puts records** into the process's local copy of the changelog
+  (streams/state_store.py), newest last; a state is assembled from its records when it is used
+  (:func:`read_state`), so a partition Faust kept through a rebalance and re-reads from where it
+  was finds the bodies it read before, and recovering a million keys decodes none of them.
 * **An older worker's full state is still read**; its bodies were never written on their own, so the
   key's next write writes its whole window (``unwritten``).
 """
@@ -32,19 +34,24 @@ Rules this module keeps:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import faust
 import orjson
+from faust.stores.memory import Store as MemoryStore
 
 from processors.machine import KeyState
 from schemas.messages import ChatMessage
 from streams import metrics
+from streams.idle_schedule import IdleSchedule
+from streams.state_store import PartStore, SpilledStates, open_parts
 
 log = logging.getLogger(__name__)
 
 BODY, RECORD, OBSERVED = "\x00m\x00", "\x00r\x00", "\x00o\x00"
+_HINTED = b'{"idle":"'
 _SLIM = {"window", "record", "observed"}
 Write = tuple[bytes, bytes | None]  # (JSON key, value or tombstone)
 
@@ -53,15 +60,17 @@ def body_key(key: str, message_id: str) -> str:
     return f"{BODY}{key}\x00{message_id}"
 
 
-def encode_state(state: KeyState) -> bytes:
+def encode_state(state: KeyState, idle: str = "") -> bytes:
     ids = orjson.dumps([m.id for m in state.window])
     slim = state.__pydantic_serializer__.to_json(state, exclude_none=True, exclude=_SLIM)
-    return b'{"window_ids":' + ids + b',"state":' + slim + b"}"
+    return _HINTED + idle.encode() + b'","window_ids":' + ids + b',"state":' + slim + b"}"
 
 
-def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole_window: bool = False) -> list[Write]:
+def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole_window: bool = False,
+           idle: str = "") -> list[Write]:
     """What the changelog needs for ``key`` moving from ``before`` (as last written) to ``after``
-    (None: deleted). ``whole_window``: ``before``'s bodies were never written on their own."""
+    (None: deleted). ``whole_window``: ``before``'s bodies were never written on their own;
+    ``idle``: the idle schedule's hint for ``after`` (streams/idle_schedule.py)."""
     out: list[Write] = []
     if before is None or after is None or whole_window or after.window is not before.window:  # else: unchanged
         had = {} if before is None or whole_window else {m.id: m for m in before.window}
@@ -78,105 +87,140 @@ def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole_w
         out.append((orjson.dumps(RECORD + key), None))
     elif before is None or whole_window or after.record is not before.record:  # unchanged: the same object
         out.append((orjson.dumps(RECORD + key), after.record.to_bytes()))
-    out.append((orjson.dumps(key), None if after is None else encode_state(after)))
+    out.append((orjson.dumps(key), None if after is None else encode_state(after, idle)))
     return out
 
 
-class Assembler:
-    """Changelog records read during one recovery, turned into states when it completes."""
+def read_state(parts: PartStore, key: str) -> KeyState | None:
+    """``key``'s state from its records in ``parts`` (None: it has no state record)."""
+    raw = parts.get(key)
+    if raw is None:
+        return None
+    wrapper = orjson.loads(raw)
+    record = parts.get(RECORD + key)
+    window, missing = [], 0
+    for mid in wrapper["window_ids"]:
+        body = parts.get(body_key(key, mid))
+        if body is None:
+            missing += 1
+        else:
+            window.append(ChatMessage.from_obj(orjson.loads(body)))
+    if missing:  # not expected: every body is written in its state's transaction
+        log.error("om.recovery.missing_bodies", extra={"messages": missing})
+        metrics.failure("missing-window-bodies", missing)
+    prefix = f"{OBSERVED}{key}\x00"
+    observed = {k[len(prefix):]: int(v) for k, v in parts.scan(prefix)}
+    return KeyState.from_obj({**wrapper["state"], "record": None if record is None else orjson.loads(record),
+                              "window": window, "observed": observed})
 
-    def __init__(self) -> None:
-        self.states: dict[str, tuple[dict[str, Any], list[str], int] | None] = {}  # None: deleted
-        self.records: dict[str, dict[str, Any]] = {}
-        self.bodies: dict[str, dict[str, ChatMessage]] = {}
-        self.observed: dict[str, dict[str, int | None]] = {}  # None: forgotten
-        self.full_observed: dict[str, dict[str, int]] = {}
-        self.full: set[str] = set()  # keys whose newest state is an older worker's full state
 
-    def apply(self, key: str, partition: int, raw: bytes | None) -> None:
-        if key.startswith(BODY):
-            owner, _, message_id = key[len(BODY):].partition("\x00")
-            if raw is None:
-                self.bodies.get(owner, {}).pop(message_id, None)
-            else:
-                self.bodies.setdefault(owner, {})[message_id] = ChatMessage.from_obj(orjson.loads(raw))
-            return
-        if key.startswith(OBSERVED):
-            owner, _, message_id = key[len(OBSERVED):].partition("\x00")
-            self.observed.setdefault(owner, {})[message_id] = None if raw is None else int(raw)
-            return
-        if key.startswith(RECORD):
-            if raw is not None:
-                self.records[key[len(RECORD):]] = orjson.loads(raw)
+def drop_parts(parts: PartStore, key: str) -> None:
+    """Remove every record of ``key`` from ``parts``."""
+    parts.put(key, None)
+    parts.put(RECORD + key, None)
+    parts.drop_range(f"{BODY}{key}\x00")
+    parts.drop_range(f"{OBSERVED}{key}\x00")
+
+
+def idle_hint(raw: bytes) -> str:
+    """The idle schedule's hint a state record carries ("" in records written before hints)."""
+    if not raw.startswith(_HINTED):
+        return ""
+    return raw[len(_HINTED):raw.index(b'"', len(_HINTED))].decode()
+
+
+class _Store(MemoryStore):
+    """Faust's memory store with :class:`SpilledStates` as its data."""
+
+    async def on_recovery_completed(self, active_tps: Any, standby_tps: Any) -> None:
+        partitions = {partition for _, partition in active_tps}
+        for key in [k for k, p in self._key_partition.items() if p not in partitions]:
+            self.data.discard(key)  # no state is read to be forgotten
+            self._key_partition.pop(key, None)
+
+
+class LocalChangelog:
+    """This process's copy of the changelog (``states.parts``) and the states read from it."""
+
+    def __init__(self, states: SpilledStates, schedule: IdleSchedule, key_partition: dict[str, int]) -> None:
+        self.states, self.schedule, self.key_partition = states, schedule, key_partition
+        self.unwritten: set[str] = set()  # keys whose bodies the changelog does not hold on their own
+
+    def recover(self, key: str, partition: int, raw: bytes | None) -> None:
+        """One changelog record read by recovery (committed records only, in log order)."""
+        states, parts = self.states, self.states.parts
+        if key.startswith("\x00"):
+            parts.put(key, raw)
+            states.recovered(key[3:].partition("\x00")[0] if key.startswith((BODY, OBSERVED)) else key[len(RECORD):])
             return
         if raw is None:
-            self.states[key] = None
-            self.full.discard(key)
+            states.discard(key)
+            self.unwritten.discard(key)
+            self.schedule.recovered(key, None)
+            self.key_partition.pop(key, None)
             return
-        obj = orjson.loads(raw)
-        if "window_ids" in obj:
-            self.states[key] = (obj["state"], obj["window_ids"], partition)
-            self.full.discard(key)
-        else:
-            state = KeyState.from_obj(obj)
-            self.states[key] = (obj, [m.id for m in state.window], partition)
-            self.records[key] = obj["record"]
-            self.bodies.setdefault(key, {}).update((m.id, m) for m in state.window)
-            self.full_observed[key] = dict(state.observed)
-            self.full.add(key)
+        self.key_partition[key] = partition
+        if raw.startswith((_HINTED, b'{"window_ids":')):
+            parts.put(key, raw)
+            states.recovered(key, present=True)
+            self.unwritten.discard(key)
+            self.schedule.recovered(key, idle_hint(raw))
+            return
+        state = KeyState.from_obj(orjson.loads(raw))  # an older worker's whole state: its parts, and
+        parts.drop_range(f"{OBSERVED}{key}\x00")  # its observed ids replace any read before
+        for part_key, value in writes(key, None, state):
+            parts.put(orjson.loads(part_key), value)
+        states.recovered(key, present=True)
+        self.unwritten.add(key)  # the changelog has no bodies of it: the next write writes them all
+        self.schedule.recovered(key, "")
 
-    def finish(self, data: MutableMapping[str, Any], key_partition: MutableMapping[str, int] | None) -> set[str]:
-        """Put the assembled states into ``data``; returns the keys recovered from full states."""
-        missing = 0
-        for key, found in self.states.items():
-            if found is None:
-                data.pop(key, None)
-                if key_partition is not None:
-                    key_partition.pop(key, None)
-                continue
-            obj, ids, partition = found
-            current = data.get(key)
-            known = {m.id: m for m in current.window} if isinstance(current, KeyState) else {}
-            known.update(self.bodies.get(key, {}))
-            window = tuple(known[mid] for mid in ids if mid in known)
-            missing += len(ids) - len(window)
-            record = self.records.get(key) or (current.record if isinstance(current, KeyState) else None)
-            if key in self.full:
-                observed = self.full_observed[key]
-            else:
-                observed = dict(current.observed) if isinstance(current, KeyState) else {}
-                for mid, at in self.observed.get(key, {}).items():  # in log order: an id's last write counts
-                    if at is None:
-                        observed.pop(mid, None)
-                    else:
-                        observed[mid] = at
-            data[key] = KeyState.from_obj({**obj, "record": record, "window": window, "observed": observed})
-            if key_partition is not None:
-                key_partition[key] = partition
-        if missing:  # not expected: every body is written in its state's transaction
-            log.error("om.recovery.missing_bodies", extra={"messages": missing})
-            metrics.failure("missing-window-bodies", missing)
-        return self.full
+    def writes(self, key: str, before: KeyState | None, after: KeyState | None) -> list[Write]:
+        """What the changelog needs for ``key``'s change, put in the local parts as it is returned."""
+        whole = key in self.unwritten
+        self.unwritten.discard(key)
+        out = writes(key, before, after, whole_window=whole, idle=self.schedule.written(key, after))
+        parts = self.states.parts
+        for part_key, value in out:
+            parts.put(orjson.loads(part_key), value)
+        self.states.written(key)
+        return out
 
 
 class StateTable(faust.Table):
-    """Faust's table with the changelog read as :mod:`streams.state_changelog` writes it."""
+    """Faust's table with the changelog read and written by a :class:`LocalChangelog`, its states
+    kept by :class:`streams.state_store.SpilledStates`, their idle checks by ``schedule``."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, data_dir: Path, state_cache: int, schedule: IdleSchedule,
+                 **kwargs: Any) -> None:
+        self._data_dir, self._state_cache, self.schedule = data_dir, state_cache, schedule
+        self._local: LocalChangelog | None = None
         super().__init__(*args, **kwargs)
-        self.assembler = Assembler()
-        self.unwritten: set[str] = set()
+
+    def _new_store(self) -> Any:
+        store = _Store("memory://", self.app, self, table_name=self.name, loop=self.loop)
+        store.data = SpilledStates(open_parts(self._data_dir), read_state, drop_parts, self._state_cache)
+        self._local = LocalChangelog(store.data, self.schedule, store._key_partition)
+        return store
+
+    @property
+    def local(self) -> LocalChangelog:
+        if self._local is None:
+            self.data  # noqa: B018 - Faust makes the store on first use
+        assert self._local is not None
+        return self._local
+
+    @property
+    def states(self) -> SpilledStates:
+        return self.local.states
+
+    @property
+    def unwritten(self) -> set[str]:
+        return self.local.unwritten
 
     def apply_changelog_batch(self, batch: Iterable[Any]) -> None:
+        recover = self.local.recover
         for event in batch:
-            self.assembler.apply(self._to_key(event.key), event.message.partition, event.message.value)
-
-    async def on_recovery_completed(self, active_tps: Any, standby_tps: Any) -> None:
-        assembler, self.assembler = self.assembler, Assembler()  # the next recovery starts afresh
-        self.unwritten |= assembler.finish(self.data, getattr(self.data, "_key_partition", None))
-        await super().on_recovery_completed(active_tps, standby_tps)
+            recover(self._to_key(event.key), event.message.partition, event.message.value)
 
     def writes(self, key: str, before: KeyState | None, after: KeyState | None) -> list[Write]:
-        whole = key in self.unwritten
-        self.unwritten.discard(key)
-        return writes(key, before, after, whole_window=whole)
+        return self.local.writes(key, before, after)

@@ -47,7 +47,7 @@ ours: messages the sink must hide      ``Decision.dropped`` (late) and the obser
 """
 
 from processors.machine.decide import Decision, Event, Rejection, counter_for, decide, event_key
-from processors.machine.idle_ticks import idle_tick_reason
+from processors.machine.idle_ticks import idle_settings, idle_tick_reason, idle_tick_times
 from processors.machine.lookup import lookup_key
 from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState
 
@@ -61,6 +61,8 @@ __all__ = [
     "counter_for",
     "decide",
     "event_key",
+    "idle_settings",
     "idle_tick_reason",
+    "idle_tick_times",
     "lookup_key",
 ]

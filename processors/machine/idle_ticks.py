@@ -5,6 +5,11 @@ nothing; so the worker's timer asks, for each key it holds, whether an idle TTL 
 something a tick can act on. The answer is a *reason* — the facts the tick would act on — not a
 flag: the timer sends one tick per reason. Ticking again with the same facts would only repeat a
 decision (a buffered reflection held back by a guard stays held back until the log changes).
+
+A worker holding a million keys cannot ask each of them on every round, so the core also says
+*when* to ask (:func:`idle_tick_times`): with the state unchanged, the reason can change only where
+one of its TTLs runs out, and :func:`idle_settings` names what those times were computed from, so a
+time written down under one configuration is not trusted under another.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Literal
 
-from processors.config import OMConfig
+import orjson
+import xxhash
+
+from processors.config import OMConfig, resolve_ttl, ttl_expired
 from processors.machine.state import KeyState
-from processors.config import resolve_ttl, ttl_expired
 
 
 def idle_tick_reason(state: KeyState, config: OMConfig, now: int) -> Hashable | None:
@@ -26,6 +33,31 @@ def idle_tick_reason(state: KeyState, config: OMConfig, now: int) -> Hashable | 
     if _reflection_can_act(state, config) and _expired(resolved.reflection_activate_after_idle, state, options, now):
         return ("reflection", last, record.buffered_reflection_cycle_id, record.observation_token_count)
     return None
+
+
+def idle_tick_times(state: KeyState, config: OMConfig) -> tuple[int, ...]:
+    """The times (epoch ms, ascending) at which ``idle_tick_reason(state, config, now)`` can change
+    as ``now`` grows and ``state`` does not: between two of them, and after the last, it is constant.
+    Empty: no idle tick will ever be due for this state."""
+    last, options = state.last_activity_at, config.observation.provider_options
+    if last is None:
+        return ()
+    times = set()
+    for applies, setting in ((bool(state.record.buffered_chunks), config.resolved.activate_after_idle),
+                             (_reflection_can_act(state, config), config.resolved.reflection_activate_after_idle)):
+        ttl = resolve_ttl(setting, state.actor_model, options) if applies else None
+        if ttl is not None:
+            times.add(last + ttl)
+    return tuple(sorted(times))
+
+
+def idle_settings(config: OMConfig) -> str:
+    """A short digest of every setting :func:`idle_tick_times` reads: equal digests, equal times."""
+    resolved = config.resolved
+    facts = orjson.dumps([resolved.activate_after_idle, resolved.reflection_activate_after_idle,
+                          resolved.reflection_buffer_activation is not None, config.observation.provider_options],
+                         option=orjson.OPT_SORT_KEYS, default=str)
+    return xxhash.xxh64_hexdigest(facts)[:12]
 
 
 def _expired(setting: int | Literal["auto"] | None, state: KeyState, options: dict[str, Any] | None,

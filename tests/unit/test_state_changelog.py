@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
+from pathlib import Path
 
 import orjson
+import pytest
 
 from bench.corpus import messages
 from processors.config import OMConfig
 from processors.machine import KeyState
 from processors.simulate import Simulation
 from streams.harness.echo_model import respond
-from streams.state_changelog import BODY, Assembler, writes
+from streams.idle_schedule import IdleSchedule
+from streams.state_changelog import BODY, LocalChangelog, drop_parts, read_state, writes
+from streams.state_store import SpilledStates, open_parts
 
 
 def _run(n: int) -> list[KeyState]:
@@ -25,11 +30,30 @@ def _run(n: int) -> list[KeyState]:
     return states
 
 
-def _replay(records: list[tuple[bytes, bytes | None]], data: dict | None = None) -> tuple[dict, set[str]]:
-    assembler, data = Assembler(), {} if data is None else data
+@pytest.fixture(autouse=True)
+def _parts_dir(tmp_path: Path) -> Iterator[None]:
+    global PARTS_DIR
+    PARTS_DIR = tmp_path
+    yield
+
+
+PARTS_DIR = Path()
+
+
+def local_changelog(capacity: int = 1_000) -> LocalChangelog:
+    states = SpilledStates(open_parts(PARTS_DIR), read_state, drop_parts, capacity)
+    return LocalChangelog(states, IdleSchedule(OMConfig()), {})
+
+
+def _replay(records: list[tuple[bytes, bytes | None]], local: LocalChangelog | None = None,
+            ) -> tuple[SpilledStates, set[str]]:
+    """What recovery leaves after reading ``records``: the states (read from the parts, none
+    decoded in memory) and the keys whose bodies the changelog lacks."""
+    local = local_changelog(capacity=1) if local is None else local
     for key, value in records:
-        assembler.apply(orjson.loads(key), 0, value)
-    return data, assembler.finish(data, None)
+        local.recover(orjson.loads(key), 0, value)
+    local.states.trim()
+    return local.states, local.unwritten
 
 
 def _compacted(records: list[tuple[bytes, bytes | None]]) -> list[tuple[bytes, bytes | None]]:
@@ -88,11 +112,13 @@ def test_an_older_workers_full_state_is_read_and_its_window_written_whole_next_t
     assert _replay(nxt)[0][full.key] == full
 
 
-def test_a_kept_partition_reread_from_where_it_was_takes_bodies_from_memory():
+def test_a_kept_partition_reread_from_where_it_was_keeps_the_bodies_it_read_before():
     states = _run(60)
     first, last = states[30], states[-1]  # the partition was read up to first, then kept
+    local = local_changelog()
+    local.writes(first.key, None, first)
     tail = writes(last.key, first, last)  # what Faust re-reads: records after its last read position
-    data, _ = _replay(tail, data={last.key: last})
+    data, _ = _replay(tail, local)
     assert data[last.key] == last
 
 

@@ -1,0 +1,216 @@
+"""Key states past RAM: a bounded number decoded in memory, every key's parts in a local RocksDB.
+
+Issue 20 item 5: the worker held every key's whole :class:`KeyState` as Python objects (7.8 KiB for
+a key with one message: 1,000,000 keys needed ~8 GB). Now the table's data is :class:`SpilledStates`.
+
+Rules this module keeps:
+
+* **The local store mirrors the changelog, nothing more.** It holds the changelog's own records
+  (streams/state_changelog.py: a key's slim state, its record, its window's bodies, its observed
+  ids), put as each batch sends them and as recovery reads them; a key read back from it is its
+  state as last written. It is a cache of the changelog, which stays the source of truth: it is
+  made empty when the process starts and recovery refills it, so it keeps no write-ahead log and a
+  kill -9 loses nothing it had.
+* **Decoded states are bounded**: at most ``capacity`` units stay decoded (a key costs 1 + its
+  window's messages), least recently used out first. A state leaves memory only once written: a
+  batch sets its states, writes them (:meth:`SpilledStates.written`), then the table trims.
+* **One directory per process** under ``<OM_DATA_DIR>/state/``, held with an exclusive ``flock``;
+  a directory no process holds (its owner died or exec'd itself in place) is removed at the next
+  start, by whichever worker starts next on the host.
+"""
+
+from __future__ import annotations
+
+import atexit
+import fcntl
+import logging
+import os
+import shutil
+import tempfile
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
+from typing import IO
+
+from rocksdict import DBCompressionType, Options, Rdict, WriteOptions
+
+from processors.machine import KeyState
+
+log = logging.getLogger(__name__)
+
+STATE = b"\x00s\x00"  # local prefix of the slim-state records (the changelog keys them by the bare key)
+LOCK = "lock"
+
+
+def state_dir(data_dir: Path) -> Path:
+    return data_dir / "state"
+
+
+def open_parts(data_dir: Path) -> PartStore:
+    """A fresh store of this process's own, after removing the directories of dead processes."""
+    root = state_dir(data_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    for old in root.iterdir():
+        _remove_if_unheld(old)
+    path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
+    lock = open(path / LOCK, "a")  # noqa: SIM115 - held until the process ends (or exec's itself)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    atexit.register(shutil.rmtree, path, True)  # an exec or a kill -9 leaves it to the next start
+    return PartStore(path, lock)
+
+
+def _remove_if_unheld(path: Path) -> None:
+    try:
+        with open(path / LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+            log.info("om.state_store.removed_stale", extra={"directory": path.name})
+    except BlockingIOError:
+        pass  # a live worker's
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)  # not a store (no lock file can be made): not ours to keep
+
+
+class PartStore:
+    """The changelog's records for the keys this process owns, by the changelog's own keys."""
+
+    def __init__(self, path: Path, lock: IO[str] | None = None) -> None:
+        options = Options(raw_mode=True)
+        options.create_if_missing(True)
+        options.set_compression_type(DBCompressionType.lz4())
+        options.set_write_buffer_size(32 * 2**20)
+        self.path, self._lock = path, lock
+        self._db = Rdict(str(path / "db"), options)
+        unlogged = WriteOptions()
+        unlogged.disable_wal = True  # a cache: refilled from the changelog at every start
+        self._db.set_write_options(unlogged)
+
+    def put(self, key: str, value: bytes | None) -> None:
+        """A changelog record: ``key`` as the changelog names it, ``value`` None for a tombstone."""
+        raw = _local(key)
+        if value is None:
+            self._db.delete(raw)
+        else:
+            self._db[raw] = value
+
+    def get(self, key: str) -> bytes | None:
+        return self._db.get(_local(key))
+
+    def scan(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        """Records whose changelog key starts with ``prefix`` (one of a key's part families)."""
+        start = prefix.encode()
+        for raw, value in self._db.items(from_key=start):
+            if not raw.startswith(start):
+                return
+            yield raw.decode(), value
+
+    def drop_range(self, prefix: str) -> None:
+        """Remove every record whose changelog key starts with ``prefix`` (which ends in ``\\0``)."""
+        start = prefix.encode()
+        self._db.delete_range(start, start[:-1] + b"\x01")
+
+    def close(self) -> None:
+        self._db.close()
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self._lock is not None:
+            self._lock.close()
+
+
+def _local(key: str) -> bytes:
+    return key.encode() if key.startswith("\x00") else STATE + key.encode()
+
+
+class SpilledStates(MutableMapping[str, KeyState]):
+    """The table's ``{lookup key: KeyState}``: decoded states in a bounded LRU, the rest in ``parts``.
+
+    ``read(parts, key)`` assembles a key's state from its parts; ``drop(parts, key)`` removes them."""
+
+    def __init__(self, parts: PartStore, read: Callable[[PartStore, str], KeyState | None],
+                 drop: Callable[[PartStore, str], None], capacity: int) -> None:
+        self.parts, self._read, self._drop, self.capacity = parts, read, drop, capacity
+        self._keys: set[str] = set()
+        self._hot: OrderedDict[str, KeyState] = OrderedDict()
+        self._dirty: set[str] = set()
+        self.used = 0
+        self.reads = 0  # states assembled from parts: how often the LRU missed
+
+    def __getitem__(self, key: str) -> KeyState:
+        state = self._hot.get(key)
+        if state is not None:
+            self._hot.move_to_end(key)
+            return state
+        if key not in self._keys:
+            raise KeyError(key)
+        state = self._read(self.parts, key)
+        if state is None:  # its records are gone (not expected): the key is gone
+            self._keys.discard(key)
+            raise KeyError(key)
+        self.reads += 1
+        self._hot[key] = state
+        self.used += _cost(state)
+        return state
+
+    def __setitem__(self, key: str, state: KeyState) -> None:
+        self._unhold(key)
+        self._keys.add(key)
+        self._hot[key] = state
+        self.used += _cost(state)
+        self._dirty.add(key)
+
+    def __delitem__(self, key: str) -> None:
+        """A deleted state; its parts go with the tombstones the batch writes (and puts here)."""
+        if key not in self._keys:
+            raise KeyError(key)
+        self._keys.discard(key)
+        self._dirty.discard(key)
+        self._unhold(key)
+
+    def discard(self, key: str) -> None:
+        """Forget ``key`` and its parts without reading its state (its partition moved away)."""
+        self._keys.discard(key)
+        self._dirty.discard(key)
+        self._unhold(key)
+        self._drop(self.parts, key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._keys))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def recovered(self, key: str, *, present: bool = False) -> None:
+        """Recovery put a record of ``key`` in the parts (``present``: its state record): a decoded
+        copy is stale."""
+        self._unhold(key)
+        if present:
+            self._keys.add(key)
+
+    def written(self, key: str) -> None:
+        """``key``'s state is in the parts as it is in memory: it may leave memory."""
+        self._dirty.discard(key)
+
+    def trim(self) -> None:
+        """Leave decoded only as many states as ``capacity`` allows, least recently used out first;
+        it stops at the first unwritten state (a batch's own, at the recent end)."""
+        hot = self._hot
+        while self.used > self.capacity and hot:
+            key = next(iter(hot))
+            if key in self._dirty:
+                return
+            self._unhold(key)
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            self.discard(key)
+
+    def _unhold(self, key: str) -> None:
+        state = self._hot.pop(key, None)
+        if state is not None:
+            self.used -= _cost(state)
+
+
+def _cost(state: KeyState) -> int:
+    return 1 + len(state.window)
