@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
-import pytest
 
 from bench.corpus import messages
 from processors.config import OMConfig
@@ -30,26 +28,16 @@ def _run(n: int) -> list[KeyState]:
     return states
 
 
-@pytest.fixture(autouse=True)
-def _parts_dir(tmp_path: Path) -> Iterator[None]:
-    global PARTS_DIR
-    PARTS_DIR = tmp_path
-    yield
-
-
-PARTS_DIR = Path()
-
-
-def local_changelog(capacity: int = 1_000) -> LocalChangelog:
-    states = SpilledStates(open_parts(PARTS_DIR), read_state, drop_parts, capacity)
+def local_changelog(data_dir: Path, capacity: int = 1_000) -> LocalChangelog:
+    states = SpilledStates(open_parts(data_dir), read_state, drop_parts, capacity)
     return LocalChangelog(states, IdleSchedule(OMConfig()), {})
 
 
-def _replay(records: list[tuple[bytes, bytes | None]], local: LocalChangelog | None = None,
+def _replay(data_dir: Path, records: list[tuple[bytes, bytes | None]], local: LocalChangelog | None = None,
             ) -> tuple[SpilledStates, set[str]]:
     """What recovery leaves after reading ``records``: the states (read from the parts, none
     decoded in memory) and the keys whose bodies the changelog lacks."""
-    local = local_changelog(capacity=1) if local is None else local
+    local = local_changelog(data_dir, capacity=1) if local is None else local
     for key, value in records:
         local.recover(orjson.loads(key), 0, value)
     local.states.trim()
@@ -62,13 +50,13 @@ def _compacted(records: list[tuple[bytes, bytes | None]]) -> list[tuple[bytes, b
     return [r for n, r in enumerate(records) if last[r[0]] == n]
 
 
-def test_every_state_comes_back_from_its_records_alone_and_after_compaction():
+def test_every_state_comes_back_from_its_records_alone_and_after_compaction(tmp_path: Path):
     states, log, before = _run(120), [], None
     for n, state in enumerate(states):
         log += writes(state.key, before, state)
         before = state
         for records in (log, _compacted(log)):
-            data, _ = _replay(records)
+            data, _ = _replay(tmp_path, records)
             assert data[state.key] == state, f"after message {n}"
 
 
@@ -102,36 +90,36 @@ def test_bodies_leave_with_their_messages_and_a_deletion_removes_everything():
     assert {f"{BODY}{before.key}\x00{mid}" for mid in observed} <= tombstoned
 
 
-def test_an_older_workers_full_state_is_read_and_its_window_written_whole_next_time():
+def test_an_older_workers_full_state_is_read_and_its_window_written_whole_next_time(tmp_path: Path):
     states = _run(40)
     full = states[-1]
-    data, unwritten = _replay([(orjson.dumps(full.key), full.to_bytes())])
+    data, unwritten = _replay(tmp_path, [(orjson.dumps(full.key), full.to_bytes())])
     assert data[full.key] == full and unwritten == {full.key}
     nxt = writes(full.key, full, full, whole_window=True)
     assert len(nxt) == len(full.window) + len(full.observed) + 2, "every body and observed id, the record, the state"
-    assert _replay(nxt)[0][full.key] == full
+    assert _replay(tmp_path, nxt)[0][full.key] == full
 
 
-def test_a_kept_partition_reread_from_where_it_was_keeps_the_bodies_it_read_before():
+def test_a_kept_partition_reread_from_where_it_was_keeps_the_bodies_it_read_before(tmp_path: Path):
     states = _run(60)
     first, last = states[30], states[-1]  # the partition was read up to first, then kept
-    local = local_changelog()
+    local = local_changelog(tmp_path)
     local.writes(first.key, None, first)
     tail = writes(last.key, first, last)  # what Faust re-reads: records after its last read position
-    data, _ = _replay(tail, local)
+    data, _ = _replay(tmp_path, tail, local)
     assert data[last.key] == last
 
 
-def test_a_message_updated_in_the_window_is_written_again():
+def test_a_message_updated_in_the_window_is_written_again(tmp_path: Path):
     states = _run(10)
     state = states[-1]
     updated = state.window[-1].model_copy(update={"parts": [*state.window[-1].parts, *state.window[-1].parts]})
     after = state.model_copy(update={"window": (*state.window[:-1], updated)})
-    data, _ = _replay(writes(state.key, None, state) + writes(state.key, state, after))
+    data, _ = _replay(tmp_path, writes(state.key, None, state) + writes(state.key, state, after))
     assert data[state.key].window[-1] == updated
 
 
-def test_observed_ids_are_written_one_by_one_and_forgotten_ones_stay_forgotten():
+def test_observed_ids_are_written_one_by_one_and_forgotten_ones_stay_forgotten(tmp_path: Path):
     states = _run(120)
     last = states[-1]
     assert last.observed, "the run observed messages"
@@ -142,7 +130,7 @@ def test_observed_ids_are_written_one_by_one_and_forgotten_ones_stay_forgotten()
     forgotten = last.observed | {"an-old-id": 1}
     older = last.model_copy(update={"observed": forgotten})
     log2 = writes(last.key, None, older) + writes(last.key, older, last)
-    assert _replay(_compacted(log2))[0][last.key].observed == last.observed
+    assert _replay(tmp_path, _compacted(log2))[0][last.key].observed == last.observed
     per_write = [sum(1 for k, _ in writes(s.key, b, s) if orjson.loads(k).startswith("\x00o\x00"))
                  for b, s in zip(states, states[1:])]
     assert max(per_write) < len(last.observed) or len(last.observed) < 2, "not the whole set per write"
