@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Hashable
 from typing import Any
 
 import faust
@@ -198,6 +197,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                                       partitions=settings.partitions, changelog_topic=changelog,
                                       data_dir=settings.data_dir, state_cache=settings.state_cache,
                                       schedule=schedule))
+    metrics.STATE.watch(table)
     owners: dict[str, int] = {}
 
     @app.on_partitions_assigned.connect
@@ -234,8 +234,6 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                 for record in records:  # acked in order and all at once: the guard may expect them committed
                     guard.acked(record.topic, record.partition, record.offset)
 
-    ticked: dict[str, Hashable] = {}
-
     @app.timer(interval=settings.idle_check_seconds, on_leader=False)
     async def idle_ticks() -> None:
         """Quiet keys whose idle TTL ran out for buffered work get one idle tick per reason."""
@@ -246,7 +244,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             state = table.states.get(key)
             reason = idle_tick_reason(state, config, now) if state is not None else None
             schedule.checked(key, state, now)  # before any await: a batch meanwhile has the last word
-            if reason is None or ticked.get(key) == reason:
+            if reason is None or schedule.ticked.get(key) == reason:
                 continue
             # outside any transaction: a quiet partition may have nothing to commit for a long time
             delivery = await app.producer.send(topics.control, key.encode(), IdleTick(key=key, at=now).to_bytes(),
@@ -258,7 +256,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                 metrics.failure("idle-tick-send")
                 schedule.again(key)
                 continue
-            ticked[key] = reason
+            schedule.ticked[key] = reason
 
 
 async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.TopicT, table: Any,

@@ -14,11 +14,14 @@ Rules this module keeps:
   them when the digest is this configuration's, and otherwise checks the key at once.
 * **A checked key is set again from what the check read** (only times after the check), before the
   timer awaits anything, so a batch that changes the key meanwhile has the last word.
+* **One tick per reason**: ``ticked`` holds the reason each key was last ticked for, and forgets a
+  key that is deleted or moves away, so it holds live keys only.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Hashable
 
 from processors.config import OMConfig
 from processors.machine import KeyState, idle_settings, idle_tick_times
@@ -31,11 +34,12 @@ class IdleSchedule:
         self.config, self.digest = config, idle_settings(config)
         self._next: dict[str, int] = {}
         self._heap: list[tuple[int, str]] = []
+        self.ticked: dict[str, Hashable] = {}  # the reason each key was last ticked for
 
     def written(self, key: str, state: KeyState | None) -> str:
         """``key`` now has ``state`` (None: deleted); returns the hint its changelog record carries."""
         if state is None:
-            self._next.pop(key, None)
+            self.discard(key)
             return ""
         times = idle_tick_times(state, self.config)
         self._set(key, times[0] if times else None)
@@ -44,7 +48,7 @@ class IdleSchedule:
     def recovered(self, key: str, hint: str | None) -> None:
         """``key``'s state was read from the changelog with ``hint`` (None: the key is gone)."""
         if hint is None:
-            self._next.pop(key, None)
+            self.discard(key)
             return
         digest, _, times = hint.partition(" ")
         if digest != self.digest:  # other settings, or a record from before hints
@@ -62,7 +66,9 @@ class IdleSchedule:
         self._set(key, AT_ONCE)
 
     def discard(self, key: str) -> None:
+        """``key`` is deleted or moved to another worker."""
         self._next.pop(key, None)
+        self.ticked.pop(key, None)
 
     def due(self, now: int) -> list[str]:
         """The keys whose next check time has come, each once; they are off the schedule until set."""

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from schemas.tagged import members_by_tag
@@ -207,3 +207,38 @@ class ConsumerLag(Collector):
 
 CONSUMER_LAG = ConsumerLag()
 REGISTRY.register(CONSUMER_LAG)
+
+
+class StateMetrics(Collector):
+    """The processor's key states (streams/state_store.py, streams/idle_schedule.py), read at scrape
+    time: ``om_state_keys`` held, ``om_state_decoded`` cache units in memory (of ``OM_STATE_CACHE``),
+    ``om_state_reads`` states read back from the local store (cache misses, since the process
+    started) and ``om_idle_scheduled_keys`` keys with an idle check to come."""
+
+    def __init__(self) -> None:
+        self.table: Any = None
+
+    def watch(self, table: Any) -> None:
+        """``table``: the processor's ``StateTable`` (nothing is reported before its store opens)."""
+        self.table = table
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        local = None if self.table is None else self.table.opened
+        families = (
+            GaugeMetricFamily("om_state_keys", "Key states the processor holds"),
+            GaugeMetricFamily("om_state_decoded", "Cache units of key states decoded in memory (a key counts 1 + "
+                              "its unobserved messages; bounded by OM_STATE_CACHE)"),
+            CounterMetricFamily("om_state_reads", "Key states read back from the worker's local store (not in "
+                                "memory when a record for them came)"),
+            GaugeMetricFamily("om_idle_scheduled_keys", "Keys with an idle check to come"),
+        )
+        if local is not None:  # else no samples: no store yet (a scrape never makes one)
+            states = local.states
+            for family, value in zip(families, (len(states), states.used, states.reads, len(local.schedule)),
+                                     strict=True):
+                family.add_metric([], value)
+        yield from families
+
+
+STATE = StateMetrics()
+REGISTRY.register(STATE)

@@ -203,6 +203,11 @@ class StateTable(faust.Table):
         return store
 
     @property
+    def opened(self) -> LocalChangelog | None:
+        """The local changelog if Faust has made the store (a scrape must not make it)."""
+        return self._local
+
+    @property
     def local(self) -> LocalChangelog:
         if self._local is None:
             self.data  # noqa: B018 - Faust makes the store on first use

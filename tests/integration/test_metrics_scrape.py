@@ -91,6 +91,7 @@ async def test_both_metrics_pages_move_with_a_cycle_and_name_no_id(worker: Worke
     assert total(after, "om_jobs_in_flight", kind="observe") == 0
     lags = {dict(ls)["partition"] for (n, ls), _ in after.items() if n == "om_consumer_lag"}
     assert lags and lags <= {"0", "1"}, f"lag per owned partition, got {lags}"
+    assert total(after, "om_state_keys") >= 1 and total(after, "om_state_decoded") >= 1
     route = "/v1/threads/{thread_id}/context"
     assert total(from_reader, "om_reader_request_seconds_count", route=route, method="GET", status="200") >= 1
     for body in (web_body, reader_body):

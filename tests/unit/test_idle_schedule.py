@@ -68,3 +68,11 @@ def test_the_heap_does_not_grow_with_resets() -> None:
         schedule.written("k", state.model_copy(update={"last_activity_at": T0 + n}))
         schedule.due(0)
     assert len(schedule._heap) < 2_100
+
+
+def test_the_reasons_ticked_are_kept_for_live_keys_only() -> None:
+    schedule = IdleSchedule(CONFIG)
+    schedule.ticked["gone"] = schedule.ticked["moved"] = schedule.ticked["kept"] = ("observation", T0, ("c1",))
+    schedule.written("gone", None)
+    schedule.discard("moved")
+    assert set(schedule.ticked) == {"kept"}

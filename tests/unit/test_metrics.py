@@ -27,6 +27,9 @@ from streams.fold import BatchFolder, InputRecord
 from streams.llm.client import LiteLLMClient
 from streams.llm.retry import RetryPolicy
 from streams.reader.http import create_app
+from streams.idle_schedule import IdleSchedule
+from streams.state_changelog import LocalChangelog, drop_parts, read_state
+from streams.state_store import SpilledStates, open_parts
 from streams.topics import Topics
 
 TOPICS = Topics.for_prefix("metrics-test")
@@ -159,6 +162,25 @@ def test_consumer_lag_is_the_high_watermark_minus_the_next_offset_to_read() -> N
     lag.watch(SimpleNamespace(_consumer=consumer))
     (family,) = lag.collect()
     assert [(s.labels, s.value) for s in family.samples] == [({"topic": "messages", "partition": "1"}, 15)]
+
+
+def test_the_state_store_reports_its_keys_cache_misses_and_idle_checks(tmp_path: Path) -> None:
+    state = metrics.StateMetrics()
+    table = SimpleNamespace(opened=None)
+    state.watch(table)
+    assert [f.samples for f in state.collect()] == [[]] * 4, "no store yet: no samples, and none is made"
+    states = SpilledStates(open_parts(tmp_path), read_state, drop_parts, capacity=1)
+    schedule = IdleSchedule(OMConfig())
+    table.opened = LocalChangelog(states, schedule, {})
+    folded = BatchFolder(OMConfig(), TOPICS).fold([InputRecord(TOPICS.messages, 0, 0, b"thread:t", ChatMessage(
+        id="m", thread_id="t", resource_id="t", role="user", created_at=int(time.time() * 1000),
+        parts=[TextPart(text="hello")]).to_bytes(), int(time.time() * 1000))], states)
+    for key in folded.changed:
+        table.opened.writes(key, None, states[key])
+    states.trim()
+    states.get("thread:t")
+    assert {f.name: f.samples[0].value for f in state.collect()} == {
+        "om_state_keys": 1, "om_state_decoded": 2, "om_state_reads": 1, "om_idle_scheduled_keys": 0}
 
 
 def test_every_label_set_is_bounded_and_holds_no_id_from_a_run() -> None:
