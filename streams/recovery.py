@@ -49,6 +49,12 @@ signal is a latch: it stays set until the next recovery starts
 (:meth:`PromptRecovery._set_recovery_started`), and the reader's clears do nothing. Everything
 else is Faust's.
 
+With exact highwaters, each active partition of a table that can take raw records (the state
+table's ``recover_raw``) is first read in bulk up to its highwater by the same read_committed reader
+(:mod:`streams.bulk_recovery`, :meth:`PromptRecovery._build_offsets`): Faust's start offset becomes
+the last record applied there, so its own one-event-at-a-time reading (5,200 records/s against
+~70,000 in bulk, bench 6b) finds nothing left, or only what a deadline or an error left.
+
 :class:`PromptTableManager` is how Faust takes it (``faust.App(TableManager=...)``); it also drops
 the fixed one-second sleep Faust's table manager starts with (it lets tables be declared late;
 ours are all declared before the app starts).
@@ -58,6 +64,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -65,11 +72,13 @@ from faust.tables import TableManager
 from faust.tables.recovery import Recovery
 from faust.types import TP
 
+from streams.bulk_recovery import read_in_bulk
 from streams.changelog_tail import last_committed_offsets
 
 log = logging.getLogger(__name__)
 
 TAIL_DEADLINE_S = 15.0  # past it, Faust's own highwaters (and its ten-second fallback) take over
+BULK_DEADLINE_S = 60.0  # within Faust's broker_request_timeout (90 s), which bounds _build_offsets
 
 
 class _Latch(asyncio.Event):
@@ -123,6 +132,35 @@ class PromptRecovery(Recovery):
         for tp, offset in highwaters.items():  # not Counter.update: it adds to a kept partition's old highwater
             destination[tp] = offset
 
+    async def _build_offsets(self, consumer: Any, tps: set[TP], destination: Any, title: str) -> None:
+        await super()._build_offsets(consumer, tps, destination, title)
+        if title != "active" or not self._exact:
+            return
+        bulk = {TopicPartition(tp.topic, tp.partition): tp for tp in tps
+                if hasattr(self.tp_to_table.get(tp), "recover_raw")}
+        if not bulk:
+            return
+        started = time.monotonic()
+        applied: dict[TopicPartition, int] = {}
+
+        def apply(tp: TopicPartition, key: bytes | None, value: bytes | None) -> None:
+            self.tp_to_table[bulk[tp]].recover_raw(tp.partition, key, value)
+
+        starts = {k: destination[tp] for k, tp in bulk.items()}
+        try:
+            committed, _ = await self._readers()
+            applied = await read_in_bulk(committed, starts, {k: self.active_highwaters[tp] for k, tp in bulk.items()},
+                                         apply, deadline_s=BULK_DEADLINE_S)
+        except Exception as error:  # noqa: BLE001 — Faust reads what was not applied here
+            log.warning("om.recovery.bulk_read_failed", extra={"error": repr(error), "action": "Faust's recovery"})
+        records = 0
+        for k, tp in bulk.items():
+            offset = applied.get(k, starts[k])
+            records += offset - starts[k]
+            destination[tp] = offset  # Faust starts after it
+        log.info("om.recovery.bulk_read", extra={"partitions": len(bulk), "offsets": records,
+                                                 "seconds": round(time.monotonic() - started, 3)})
+
     def _answer_the_guess_with_applied_offsets(self) -> None:
         consumer = self.app.consumer
         if getattr(consumer, "_om_recovery_position", False):
@@ -143,6 +181,7 @@ class PromptRecovery(Recovery):
             servers = [f"{url.host}:{url.port or 9092}" for url in self.app.conf.broker]
             readers = tuple(AIOKafkaConsumer(bootstrap_servers=servers, group_id=None, enable_auto_commit=False,
                                              isolation_level=level, fetch_max_wait_ms=50,
+                                             max_partition_fetch_bytes=8 * 2**20,  # the bulk read's
                                              client_id=f"{self.app.conf.id}-changelog-tail")
                             for level in ("read_committed", "read_uncommitted"))
             for reader in readers:

@@ -227,5 +227,10 @@ class StateTable(faust.Table):
         for event in batch:
             recover(self._to_key(event.key), event.message.partition, event.message.value)
 
+    def recover_raw(self, partition: int, key: bytes | None, value: bytes | None) -> None:
+        """One changelog record as the broker holds it (streams/bulk_recovery.py reads them)."""
+        if key is not None:
+            self.local.recover(orjson.loads(key), partition, value)
+
     def writes(self, key: str, before: KeyState | None, after: KeyState | None) -> list[Write]:
         return self.local.writes(key, before, after)
