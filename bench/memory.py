@@ -33,8 +33,9 @@ from streams.state_store import SpilledStates, open_parts
 DICT_KEYS = 100_000  # the dict of decoded states needs ~8 KiB a key: more would only take RAM
 
 
-def rss_bytes() -> int:
-    with open("/proc/self/status") as status:
+def rss_bytes(pid: int | str = "self") -> int:
+    """Resident set of process ``pid`` (this one by default), from /proc."""
+    with open(f"/proc/{pid}/status") as status:
         line = next(line for line in status if line.startswith("VmRSS:"))
     return int(line.split()[1]) * 1024
 

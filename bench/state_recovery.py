@@ -21,6 +21,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.partitioner import murmur2
 
 from bench.corpus import messages
+from bench.memory import rss_bytes
 from bench.restart import PARTITIONS, timed_start, waiting
 from bench.worker import BOOTSTRAP, Arrivals
 from processors.config import OMConfig
@@ -60,11 +61,6 @@ async def fill_changelog(topic: str, keys: int) -> tuple[int, int, float]:
     return records, size, time.perf_counter() - started
 
 
-def rss_of(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        return int(next(line for line in status if line.startswith("VmRSS:")).split()[1]) * 1024
-
-
 async def main(keys: int) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="om-bench-recovery-"))
     process = WorkerProcess(BOOTSTRAP, f"bench-{uuid.uuid4().hex[:8]}", {}, workdir, partitions=PARTITIONS,
@@ -75,12 +71,12 @@ async def main(keys: int) -> None:
         async with Arrivals(BOOTSTRAP, topics.events) as arrivals:
             cold = await timed_start(process, arrivals, waiting("cold", "cold"), 0, restart=False)
             assert process.handles[0].proc is not None
-            cold_rss = rss_of(process.handles[0].proc.pid)
+            cold_rss = rss_bytes(process.handles[0].proc.pid)
             process.handles[0].stop()
             records, size, filled = await fill_changelog(changelog_topic(app_id(process.prefix, "all")), keys)
             warm = await timed_start(process, arrivals, waiting("recovered", "after-recovery"), 1, restart=True)
             assert process.handles[0].proc is not None
-            warm_rss = rss_of(process.handles[0].proc.pid)
+            warm_rss = rss_bytes(process.handles[0].proc.pid)
         mib = 2**20
         print(f"{keys:,} keys (one ~200-token message each): {records:,} changelog records, "
               f"{size / mib:,.0f} MiB, written in {filled:.0f} s; {PARTITIONS} partitions, one worker")

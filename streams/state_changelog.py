@@ -71,23 +71,29 @@ def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole_w
     """What the changelog needs for ``key`` moving from ``before`` (as last written) to ``after``
     (None: deleted). ``whole_window``: ``before``'s bodies were never written on their own;
     ``idle``: the idle schedule's hint for ``after`` (streams/idle_schedule.py)."""
-    out: list[Write] = []
+    return [(orjson.dumps(part), value) for part, value in
+            changed_parts(key, before, after, whole_window=whole_window, idle=idle)]
+
+
+def changed_parts(key: str, before: KeyState | None, after: KeyState | None, *, whole_window: bool = False,
+                  idle: str = "") -> list[tuple[str, bytes | None]]:
+    """:func:`writes` with each changelog key as its string (what the local store is keyed by)."""
+    out: list[tuple[str, bytes | None]] = []
     if before is None or after is None or whole_window or after.window is not before.window:  # else: unchanged
         had = {} if before is None or whole_window else {m.id: m for m in before.window}
         has = {} if after is None else {m.id: m for m in after.window}
-        out += [(orjson.dumps(body_key(key, mid)), None) for mid in had if mid not in has]
-        out += [(orjson.dumps(body_key(key, mid)), m.to_bytes()) for mid, m in has.items() if had.get(mid) is not m]
+        out += [(body_key(key, mid), None) for mid in had if mid not in has]
+        out += [(body_key(key, mid), m.to_bytes()) for mid, m in has.items() if had.get(mid) is not m]
     seen = {} if before is None or whole_window else before.observed
     sees = {} if after is None else after.observed
     if sees is not seen:
-        out += [(orjson.dumps(f"{OBSERVED}{key}\x00{mid}"), None) for mid in seen if mid not in sees]
-        out += [(orjson.dumps(f"{OBSERVED}{key}\x00{mid}"), b"%d" % at) for mid, at in sees.items()
-                if seen.get(mid) != at]
+        out += [(f"{OBSERVED}{key}\x00{mid}", None) for mid in seen if mid not in sees]
+        out += [(f"{OBSERVED}{key}\x00{mid}", b"%d" % at) for mid, at in sees.items() if seen.get(mid) != at]
     if after is None:
-        out.append((orjson.dumps(RECORD + key), None))
+        out.append((RECORD + key, None))
     elif before is None or whole_window or after.record is not before.record:  # unchanged: the same object
-        out.append((orjson.dumps(RECORD + key), after.record.to_bytes()))
-    out.append((orjson.dumps(key), None if after is None else encode_state(after, idle)))
+        out.append((RECORD + key, after.record.to_bytes()))
+    out.append((key, None if after is None else encode_state(after, idle)))
     return out
 
 
@@ -168,8 +174,8 @@ class LocalChangelog:
             return
         state = KeyState.from_obj(orjson.loads(raw))  # an older worker's whole state: its parts, and
         parts.drop_range(f"{OBSERVED}{key}\x00")  # its observed ids replace any read before
-        for part_key, value in writes(key, None, state):
-            parts.put(orjson.loads(part_key), value)
+        for part_key, value in changed_parts(key, None, state):
+            parts.put(part_key, value)
         states.recovered(key, present=True)
         self.unwritten.add(key)  # the changelog has no bodies of it: the next write writes them all
         self.schedule.recovered(key, "")
@@ -178,12 +184,12 @@ class LocalChangelog:
         """What the changelog needs for ``key``'s change, put in the local parts as it is returned."""
         whole = key in self.unwritten
         self.unwritten.discard(key)
-        out = writes(key, before, after, whole_window=whole, idle=self.schedule.written(key, after))
-        parts = self.states.parts
-        for part_key, value in out:
-            parts.put(orjson.loads(part_key), value)
+        changed = changed_parts(key, before, after, whole_window=whole, idle=self.schedule.written(key, after))
+        put = self.states.parts.put
+        for part_key, value in changed:
+            put(part_key, value)
         self.states.written(key)
-        return out
+        return [(orjson.dumps(part_key), value) for part_key, value in changed]
 
 
 class StateTable(faust.Table):
