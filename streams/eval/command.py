@@ -1,9 +1,10 @@
 """``om eval [DATASET]``: replay, ask, score, report — resumable, with progress bars.
 
 Everything a run produces goes to ``--out`` (default ``<data dir>/eval/<dataset name>``): one
-``replays/<conversation>.json`` per replayed conversation and one ``answers.jsonl`` line per
-(question, condition); a second run skips what is there (``--fresh`` starts over). The report is
-rebuilt from those files each time: ``report.json``, ``report.md``, ``report.png``.
+``replays/<conversation>.json`` per replayed conversation, one ``answers.jsonl`` line per
+(question, condition) and, where the data annotates facts, one ``facts.jsonl`` line per fact
+(``streams/eval/fidelity.py``); a second run skips what is there (``--fresh`` starts over). The
+report is rebuilt from those files each time: ``report.json``, ``report.md``, ``report.png``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from rich.progress import Progress
 
 from processors.machine import counter_for
 from processors.model_port import ModelCall, ModelCallError
-from streams.eval.datasets import BUNDLED, Conversation, load
+from streams.eval import fidelity
+from streams.eval.datasets import BUNDLED, Conversation, load, sessions
 from streams.eval.reader import CONDITIONS, ask, history, recent
 from streams.eval.replay import replay
 from streams.eval.report import markdown, plot, summarise
@@ -36,6 +38,9 @@ def eval_command(
                                              "synthetic set (streams/eval/data/synthetic.json)"),
     out: Optional[Path] = typer.Option(None, "--out", help="results folder; a second run resumes in it"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="only the first N conversations"),
+    first_sessions: Optional[int] = typer.Option(None, "--sessions", min=1, help="only the first N sessions of "
+                                                 "each conversation, with the questions whose evidence lies in "
+                                                 "them (a quick look, or a model with a short context)"),
     reader_model: str = typer.Option("", "--reader-model", help="answers the questions; default OM_MODEL "
                                      "(om-deterministic/reader with the deterministic model)"),
     judge_model: str = typer.Option("", "--judge-model", help="also grade answers with this model (LLM judge)"),
@@ -55,15 +60,19 @@ def eval_command(
     reader = reader_model or (f"{DETERMINISTIC}reader" if settings.model.startswith(DETERMINISTIC) else settings.model)
     folder = out or settings.data_dir / "eval" / _safe(path.stem)
     (folder / "replays").mkdir(parents=True, exist_ok=True)
-    answers_file = folder / "answers.jsonl"
+    answers_file, facts_file = folder / "answers.jsonl", folder / "facts.jsonl"
     if fresh:
         answers_file.unlink(missing_ok=True)
+        facts_file.unlink(missing_ok=True)
         for old in (folder / "replays").glob("*.json"):
             old.unlink()
     conversations = load(path)[:limit]
+    if first_sessions:
+        conversations = [sessions(c, first_sessions) for c in conversations]
     counter = counter_for(config)
     llm = LiteLLMClient.from_settings(settings, config)
     done = {(r["question_id"], r["condition"]): r for r in _rows(answers_file)}
+    checked = {(r["conversation"], r["index"]): r for r in _rows(facts_file)}
     replays: list[dict[str, Any]] = []
     loop = asyncio.new_event_loop()
     try:
@@ -76,6 +85,10 @@ def eval_command(
             for conversation in conversations:
                 replays.append(_replayed(folder, conversation, config, respond, fresh))
                 progress.advance(replaying)
+                for row in _facts(conversation, replays[-1], checked, llm, judge_model, loop):
+                    with facts_file.open("ab") as sink:
+                        sink.write(orjson.dumps(row) + b"\n")
+                    checked[(row["conversation"], row["index"])] = row
                 for row in _answer(conversation, replays[-1], done, llm, reader, judge_model, counter, loop):
                     with answers_file.open("ab") as sink:
                         sink.write(orjson.dumps(row) + b"\n")
@@ -85,7 +98,9 @@ def eval_command(
         _close(loop)
     wanted = {q.id for c in conversations for q in c.questions}
     rows = [r for r in done.values() if r["question_id"] in wanted]
-    summary = summarise(rows, replays, {
+    kept = {c.id for c in conversations}
+    facts = [r for r in checked.values() if r["conversation"] in kept]
+    summary = summarise(rows, replays, facts, {
         "dataset": path.name, "observer_model": str(config.observer_model()),
         "reflector_model": str(config.reflector_model()), "reader_model": reader, "judge_model": judge_model or None})
     (folder / "report.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
@@ -130,16 +145,35 @@ def _answer(conversation: Conversation, replayed: dict[str, Any], done: dict, ll
             yield row
 
 
+def _facts(conversation: Conversation, replayed: dict[str, Any], checked: dict, llm: Any, judge: str,
+           loop: asyncio.AbstractEventLoop):
+    """One row per annotated fact: is it in the final observation log (lexically; by the judge)?"""
+    observations = replayed["observations"]
+    log = set(fidelity.stems(observations))
+    for index, fact in enumerate(conversation.facts):
+        if (conversation.id, index) in checked:
+            continue
+        share = fidelity.recall(fact.text, log, conversation.speakers)
+        verdict = _ask_judge(llm, judge, fidelity.judge_prompt(observations, fact.text), loop)
+        yield {"conversation": conversation.id, "index": index, "session": fact.session, "fact": fact.text,
+               "recall": round(share, 4), "kept": share >= fidelity.KEPT_AT,
+               "judge": None if verdict is None else fidelity.judged_kept(verdict)}
+
+
 def _judge(llm: Any, model: str, question: str, gold: str, answer: str, loop: asyncio.AbstractEventLoop) -> bool | None:
+    verdict = _ask_judge(llm, model, judge_prompt(question, gold, answer), loop)
+    return None if verdict is None else judged_correct(verdict)
+
+
+def _ask_judge(llm: Any, model: str, messages: list[dict[str, str]], loop: asyncio.AbstractEventLoop) -> str | None:
     if not model:
         return None
     try:
-        reply = loop.run_until_complete(llm.complete(ModelCall(role="judge", model=model,
-                                                               messages=judge_prompt(question, gold, answer),
+        reply = loop.run_until_complete(llm.complete(ModelCall(role="judge", model=model, messages=messages,
                                                                max_output_tokens=10)))
     except ModelCallError:
         return None
-    return judged_correct(reply.text)
+    return reply.text
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:

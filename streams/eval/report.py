@@ -1,6 +1,7 @@
 """The figures of one ``om eval`` run: per condition, accuracy by category, context tokens and reader
-latency; for the memory, Observer/Reflector tokens and cost and the compression ratio. As JSON, a
-Markdown table and a PNG bar chart (F1 by category, one bar per condition)."""
+latency; for the memory, Observer/Reflector tokens and cost, the compression ratio and, where the
+data annotates facts, the Observer's fidelity (the share of them the log kept). As JSON, a Markdown
+table and a PNG bar chart (F1 by category, one bar per condition)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from streams.eval.png import bar_chart
 from streams.eval.reader import CONDITIONS
 
 
-def summarise(rows: list[dict[str, Any]], replays: list[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+def summarise(rows: list[dict[str, Any]], replays: list[dict[str, Any]], facts: list[dict[str, Any]],
+              meta: dict[str, Any]) -> dict[str, Any]:
     conditions: dict[str, Any] = {}
     for condition in CONDITIONS:
         mine = [r for r in rows if r["condition"] == condition]
@@ -42,7 +44,17 @@ def summarise(rows: list[dict[str, Any]], replays: list[dict[str, Any]], meta: d
                   compression_ratio=round(history / kept, 2) if kept else None,
                   failed_cycles=sum(r["failed_cycles"] for r in replays))
     return {**meta, "conversations": len(replays), "questions": len({r["question_id"] for r in rows}),
-            "conditions": conditions, "memory": memory}
+            "conditions": conditions, "memory": memory, "observer_fidelity": _fidelity(facts)}
+
+
+def _fidelity(facts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """None when the data annotates no facts."""
+    if not facts:
+        return None
+    judged = [f["judge"] for f in facts if f.get("judge") is not None]
+    return {"facts": len(facts), "kept": _mean([float(f["kept"]) for f in facts]),
+            "recall": _mean([f["recall"] for f in facts]),
+            "judge": _mean([float(j) for j in judged]) if judged else None}
 
 
 def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
@@ -85,9 +97,19 @@ def markdown(summary: dict[str, Any]) -> str:
               f"{memory['memory_tokens']} tokens: compression {memory['compression_ratio']}×; the OM context adds "
               f"its fixed instructions ({memory['om_context_tokens']} tokens in all); failed cycles: "
               f"{memory['failed_cycles']}.", "",
+              *_fidelity_lines(summary.get("observer_fidelity")),
               "Plot: F1 by category (left to right as in the table), bars " +
               ", ".join(f"{i + 1}. {n}" for i, n in enumerate(summary["conditions"])) + ".", ""]
     return "\n".join(lines)
+
+
+def _fidelity_lines(found: dict[str, Any] | None) -> list[str]:
+    if not found:
+        return []
+    judged = "" if found["judge"] is None else f"; the judge finds {_pct(found['judge'])} % of them kept"
+    return [f"Observer fidelity: of {found['facts']} annotated facts, {_pct(found['kept'])} % are in the final "
+            f"observation log by their words (at least half of each fact's content words; mean share "
+            f"{_pct(found['recall'])} %){judged}.", ""]
 
 
 def plot(summary: dict[str, Any], path: Path) -> None:

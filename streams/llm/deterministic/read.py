@@ -2,7 +2,9 @@
 
 The reader answers with the context line that shares the most words with the question (the latest
 such line on a tie, so a fact that changed reads as its newest value), stripped of dates, times and
-markers. The judge says ``CORRECT`` when every word of the gold answer is in the answer.
+markers. The judge says ``CORRECT`` when every word of the gold answer is in the answer, and, asked
+whether memory notes keep a fact (``Notes:`` … ``Fact:``), ``KEPT`` when two thirds of the fact's
+words are in the notes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ def read(texts: list[str]) -> str:
 
 
 def judge(prompt: str) -> str:
+    fact = re.search(r"^Fact:\s*(.+)$", prompt, re.M)
+    if fact is not None and prompt.startswith("Notes:"):
+        wanted = set(_words(fact[1])) - _STOP
+        found = wanted & set(_words(prompt[:fact.start()]))
+        return "KEPT" if len(found) * 3 >= len(wanted) * 2 else "MISSING"
     gold = re.search(r"^Gold answer:\s*(.+)$", prompt, re.M)
     given = re.search(r"^Answer to grade:\s*(.+)$", prompt, re.M)
     if gold is None or given is None:
