@@ -22,7 +22,9 @@ class ModelCall:
 
     ``temperature``/``max_output_tokens`` are sent as given, ``None`` meaning not at all (the role
     defaults are decided in ``processors/config/roles.py``). ``json_schema`` asks for a
-    structured answer (extractor follow-up calls).
+    structured answer (extractor follow-up calls). ``cut_off_ok``: an answer cut off at the cap is
+    returned as it is (``finish_reason == "length"``) instead of asked again or failed — for callers
+    that read only its start, such as ``om eval``'s short answers; never for memory.
     """
 
     role: Role
@@ -32,6 +34,7 @@ class ModelCall:
     max_output_tokens: int | None = None
     provider_options: dict[str, Any] | None = None
     json_schema: dict[str, Any] | None = None
+    cut_off_ok: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,10 @@
-"""Call the model and parse, regenerating once when the answer is degenerate (spec §5.7)."""
+"""Call the model and parse, regenerating once when the answer is unusable (spec §5.7).
+
+Unusable: degenerate (a loop, §5.7), or — our rule, not Mastra's — an answer with no notes at all (no
+``<observations>`` block and no list item: prose, a refusal, an apology). Mastra 1.31 applies such an
+answer as an empty observation, so its messages leave the context and nothing stands for them; here
+the model is asked once more and then the cycle fails, so the messages stay unobserved and are
+observed again later. An explicit empty ``<observations>`` block stays a valid "nothing to note"."""
 
 from __future__ import annotations
 
@@ -21,10 +27,14 @@ class Asked(Generic[P]):
     error: str | None = None
 
 
+DEGENERATE = "degenerate observer output: the model repeated itself"
+
+
 async def ask(
-    llm: ModelClient, call: ModelCall, parse: Callable[[str], P], is_degenerate: Callable[[P], bool]
+    llm: ModelClient, call: ModelCall, parse: Callable[[str], P], unusable: Callable[[P], str | None]
 ) -> Asked[P]:
-    """``error`` set when the call failed for good; ``degenerate`` when every try looped."""
+    """``unusable(parsed)``: why an answer cannot be applied, or None. ``error`` is set when the call
+    failed for good or every try was unusable; ``degenerate`` when the last try looped."""
     result: Asked[P] = Asked()
     for _ in range(DEGENERATE_TRIES):
         try:
@@ -38,11 +48,11 @@ async def ask(
         result.attempts += reply.attempts
         parsed = parse(reply.text)
         result.parsed, result.answer = parsed, reply.text
-        if not is_degenerate(parsed):
-            result.degenerate = False
+        reason = unusable(parsed)
+        result.degenerate = reason == DEGENERATE
+        if reason is None:
             return result
-        result.degenerate = True
-    result.error = "degenerate observer output: the model repeated itself on every try"
+    result.error = f"{reason} on every try"
     return result
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from processors.extraction.inline import parse_inline_values, strip_inline_sections
 from processors.extraction.pipeline import builtin_extractors, split_extractors
 from processors.extraction.types import ExtractorLike
-from processors.observer.calls import ask, count_input
+from processors.observer.calls import DEGENERATE, ask, count_input
 from processors.observer.checks import format_warnings
 from processors.observer.degenerate import is_degenerate, truncate_long_lines
 from processors.observer.inputs import bounded_previous, render_options
@@ -101,7 +101,8 @@ async def _observe_batch(
         provider_options=settings.provider_options,
     )
     ids = list(priors)
-    asked = await ask(llm, call, lambda text: parse_multi_thread_answer(text, ids, inline), lambda p: p[2])
+    asked = await ask(llm, call, lambda text: parse_multi_thread_answer(text, ids, inline),
+                      lambda p: DEGENERATE if p[2] else None)
     outcome = ObserverOutcome(usage=asked.usage, attempts=asked.attempts, model=model, degenerate=asked.degenerate,
                               previous_truncated=truncated, error=asked.error)
     if asked.parsed is not None and not asked.error:

@@ -35,6 +35,7 @@ class ParsedAnswer:
     failures: list[ExtractionFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     degenerate: bool = False
+    notes_found: bool = True  # False: no <observations> block and no list item in the answer
 
     @property
     def current_task(self) -> str | None:
@@ -61,11 +62,14 @@ def parse_observer_answer(text: str, extractors: Iterable[ExtractorLike]) -> Par
     values, failures = parse_inline_values(text, inline)
     body = strip_inline_sections(text, [e.slug for e in inline])
     observations, structure_warnings = observation_blocks(body)
+    notes_found = bool(observations) or _OPEN.search(body) is not None
     return ParsedAnswer(
         observations=observations,
         values=values,
         failures=failures,
-        warnings=structure_warnings + format_warnings(observations),
+        warnings=structure_warnings + format_warnings(observations)
+        + ([] if notes_found else ["no <observations> block and no list item: no notes in the answer"]),
+        notes_found=notes_found,
     )
 
 

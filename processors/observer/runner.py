@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from processors.extraction.pipeline import builtin_extractors, split_extractors
 from processors.extraction.structured import run_structured
-from processors.observer.calls import ask, count_input
+from processors.observer.calls import DEGENERATE, ask, count_input
 from processors.observer.model_choice import resolve_model
 from processors.model_port import ModelCall, ModelClient, TokenCounter, default_counter
 from processors.observer.parse import ParsedAnswer, parse_observer_answer
@@ -55,7 +55,7 @@ async def run_observer(
         max_output_tokens=settings.max_output_tokens,
         provider_options=settings.provider_options,
     )
-    asked = await ask(llm, call, lambda text: parse_observer_answer(text, inline), lambda p: p.degenerate)
+    asked = await ask(llm, call, lambda text: parse_observer_answer(text, inline), unusable)
     outcome = ObserverOutcome(usage=asked.usage, attempts=asked.attempts, model=model,
                               degenerate=asked.degenerate, previous_truncated=truncated, error=asked.error)
     if asked.error or asked.parsed is None:
@@ -67,6 +67,14 @@ async def run_observer(
     outcome.usage += extra.usage
     outcome.attempts += extra.attempts
     return outcome
+
+
+def unusable(parsed: ParsedAnswer) -> str | None:
+    if parsed.degenerate:
+        return DEGENERATE
+    if not parsed.notes_found:
+        return "observer answer without notes (no <observations> block, no list item)"
+    return None
 
 
 def _fill(outcome: ObserverOutcome, parsed: ParsedAnswer) -> None:

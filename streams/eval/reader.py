@@ -26,6 +26,9 @@ READER_SYSTEM = ("The messages below are your memory of a conversation with a us
                  "otherwise. If the memory does not say, answer: unknown.")
 
 
+READER_CAP = 64  # a short phrase is asked for; a rambling answer is scored on its start, not failed
+
+
 @dataclass(frozen=True)
 class Answered:
     text: str
@@ -61,7 +64,8 @@ async def ask(llm: ModelClient, model: str, context: list[dict[str, Any]], quest
     prompt = [{"role": "system", "content": READER_SYSTEM}, *context,
               {"role": "user", "content": f"Today is {_when(asked_at)}.\nQuestion: {question.question}"}]
     started = time.monotonic()
-    reply = await llm.complete(ModelCall(role="reader", model=model, messages=prompt, max_output_tokens=200))
+    reply = await llm.complete(ModelCall(role="reader", model=model, messages=prompt, max_output_tokens=READER_CAP,
+                                         cut_off_ok=True))
     latency = int((time.monotonic() - started) * 1000)
     return Answered(reply.text.strip(), chat_tokens(context, counter), latency, reply.usage.input_tokens,
                     reply.usage.output_tokens)

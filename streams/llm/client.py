@@ -107,7 +107,7 @@ class LiteLLMClient:
             await self._load()
         kwargs = self.request_kwargs(call)
         reply = await self._send(call, kwargs)
-        if reply.finish_reason != "length":
+        if reply.finish_reason != "length" or call.cut_off_ok:
             return reply
         cap = kwargs.get("max_tokens")
         raised = self._raised_cap(kwargs["model"], cap)

@@ -122,6 +122,35 @@ async def test_a_loop_that_varies_only_the_time_is_regenerated_once_then_fails()
     assert not result.ok and result.degenerate and result.observations == ""
 
 
+async def test_a_caller_that_reads_only_the_start_gets_the_cut_off_answer_once() -> None:
+    async with FakeOpenAI(Behaviour(text="Bristol, because she moved there in June and", finish_reason="length")) \
+            as server:
+        reply = await _client(server).complete(ModelCall(role="reader", model="openai/local", messages=HELLO,
+                                                         max_output_tokens=8, cut_off_ok=True))
+    assert len(server.seen) == 1 and reply.finish_reason == "length" and reply.text.startswith("Bristol")
+
+
+PROSE = "I'm sorry, but I can't help with that. The user booked a flight to Porto, which sounds lovely!"
+
+
+async def test_an_answer_without_notes_is_asked_again_once_then_fails_and_never_empties_the_window() -> None:
+    """SmolLM2-135M answered the Observer in prose (no block, no list item): Mastra 1.31 applies that as
+    an empty observation and the messages leave the context with nothing for them; here it fails."""
+    async with FakeOpenAI(Behaviour(text=PROSE)) as server:
+        result = await run_job(_job(), OMConfig(model="openai/local"), _client(server), COUNTER)
+    assert len(server.seen) == 2 and not result.ok and not result.degenerate
+    assert result.error == "observer answer without notes (no <observations> block, no list item) on every try"
+    async with FakeOpenAI(Behaviour(text=PROSE), Behaviour(text=GOOD)) as server:
+        result = await run_job(_job(), OMConfig(model="openai/local"), _client(server), COUNTER)
+    assert len(server.seen) == 2 and result.ok and "flight to Porto" in result.observations and result.attempts == 2
+
+
+async def test_an_explicit_empty_block_is_still_nothing_to_note() -> None:
+    async with FakeOpenAI(Behaviour(text="<observations>\n</observations>")) as server:
+        result = await run_job(_job(), OMConfig(model="openai/local"), _client(server), COUNTER)
+    assert len(server.seen) == 1 and result.ok and result.observations == ""
+
+
 async def test_a_slow_answer_times_out_per_attempt_and_is_retried_by_the_project_only(
         caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="streams.llm.calls")
