@@ -44,6 +44,9 @@ def render_threads(threads: list[ThreadInput], renderer: HistoryRenderer) -> lis
     return parts
 
 
+NO_SECTIONS = "observer answer without a <thread> section"
+
+
 def parse_multi_thread_answer(
     text: str, thread_ids: list[str], extractors: list[ExtractorLike]
 ) -> tuple[dict[str, ThreadObservations], list[str], bool]:
@@ -52,8 +55,9 @@ def parse_multi_thread_answer(
     if is_degenerate(text):
         return {tid: ThreadObservations() for tid in thread_ids}, ["degenerate (repetitive) output"], True
     results = {tid: ThreadObservations() for tid in thread_ids}
-    warnings: list[str] = []
-    for thread_id, body in _THREAD.findall(text):
+    sections = _THREAD.findall(text)
+    warnings: list[str] = [] if sections else [NO_SECTIONS]
+    for thread_id, body in sections:
         if thread_id not in results:
             warnings.append(f"answer has a section for unknown thread {thread_id!r}; ignored")
             continue
@@ -102,7 +106,7 @@ async def _observe_batch(
     )
     ids = list(priors)
     asked = await ask(llm, call, lambda text: parse_multi_thread_answer(text, ids, inline),
-                      lambda p: DEGENERATE if p[2] else None)
+                      lambda p: DEGENERATE if p[2] else NO_SECTIONS if NO_SECTIONS in p[1] else None)
     outcome = ObserverOutcome(usage=asked.usage, attempts=asked.attempts, model=model, degenerate=asked.degenerate,
                               previous_truncated=truncated, error=asked.error)
     if asked.parsed is not None and not asked.error:

@@ -51,3 +51,17 @@ async def test_multi_thread_with_the_deterministic_model():
     assert 'User asked: "Book a table for two on Friday?"' in outcome.threads["b"].observations
     assert outcome.threads["b"].current_task == "Primary: Book a table for two on Friday?"
     assert outcome.warnings == []
+
+
+async def test_a_multi_thread_answer_without_thread_sections_is_asked_again_then_fails():
+    """Prose for several threads would observe every thread's messages into nothing."""
+    prose = "Sure! Both users talked about their plans and it all sounds great."
+    request = ObserverRequest(mode=ObserverMode.MULTI_THREAD, settings=ObserverSettings(model="openai/gpt-4o"),
+                              threads=[_thread("a", "alpha", 1733333580000), _thread("b", "beta", 1733333640000)])
+    model = ScriptedModel(prose, prose)
+    outcome = await run_observer(request, model, COUNTER)
+    assert len(model.calls) == 2 and outcome.error == "observer answer without a <thread> section on every try"
+    good = '<observations>\n<thread id="a">\nDate: Dec 4, 2024\n* 🔴 (17:33) x\n</thread>\n</observations>'
+    model = ScriptedModel(prose, good)
+    outcome = await run_observer(request, model, COUNTER)
+    assert len(model.calls) == 2 and outcome.error is None and outcome.threads["a"].observations.endswith("x")
