@@ -78,12 +78,15 @@ def eval_command(
     try:
         with Progress(console=Console(stderr=True)) as progress, model_responder(config, llm, loop) as respond:
             replaying = progress.add_task("replaying", total=len(conversations))
+            feeding = progress.add_task("messages", total=sum(len(c.turns) for c in conversations))
             questions = sum(len(c.questions) for c in conversations) * len(CONDITIONS)
             asking = progress.add_task("answering", total=questions)
             progress.advance(asking, sum(1 for c in conversations for q in c.questions for name in CONDITIONS
                                          if (q.id, name) in done))
             for conversation in conversations:
-                replays.append(_replayed(folder, conversation, config, respond, fresh))
+                replays.append(_replayed(folder, conversation, config, respond, fresh,
+                                         lambda: progress.advance(feeding)))
+                progress.update(feeding, completed=sum(len(c.turns) for c in conversations[:len(replays)]))
                 progress.advance(replaying)
                 for row in _facts(conversation, replays[-1], checked, llm, judge_model, loop):
                     with facts_file.open("ab") as sink:
@@ -110,11 +113,12 @@ def eval_command(
     typer.echo(f"results in {folder}")
 
 
-def _replayed(folder: Path, conversation: Conversation, config: Any, respond: Any, fresh: bool) -> dict[str, Any]:
+def _replayed(folder: Path, conversation: Conversation, config: Any, respond: Any, fresh: bool,
+              fed: Any) -> dict[str, Any]:
     stored = folder / "replays" / f"{_safe(conversation.id)}.json"
     if stored.exists() and not fresh:
         return orjson.loads(stored.read_bytes())
-    result = replay(conversation, config, respond).to_json()
+    result = replay(conversation, config, respond, fed).to_json()
     stored.write_bytes(orjson.dumps(result))
     return result
 

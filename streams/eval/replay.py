@@ -9,7 +9,7 @@ The final state gives the OM context (``processors.context.build_context``), as 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from processors.config import OMConfig
 from processors.context import build_context
@@ -47,8 +47,10 @@ def messages_of(conversation: Conversation) -> list[ChatMessage]:
             for i, turn in enumerate(conversation.turns)]
 
 
-def replay(conversation: Conversation, config: OMConfig, responder: Any) -> Replayed:
-    """``responder``: job → result (``streams.simulate_cli.model_responder``)."""
+def replay(conversation: Conversation, config: OMConfig, responder: Any,
+           fed: Callable[[], None] = lambda: None) -> Replayed:
+    """``responder``: job → result (``streams.simulate_cli.model_responder``); ``fed`` is called after
+    each message (progress: a real model takes minutes per cycle)."""
     counter = counter_for(config)
     messages = messages_of(conversation)
     usage = {"observer": _zero(), "reflector": _zero()}
@@ -67,6 +69,7 @@ def replay(conversation: Conversation, config: OMConfig, responder: Any) -> Repl
     simulation = Simulation(config, counted)
     for message in messages:
         simulation.feed(message)
+        fed()
     simulation.finish()
     state = next(iter(simulation.states.values()), None) if simulation.states else None
     now = max((t.at for t in conversation.turns), default=0) + 3_600_000
