@@ -98,8 +98,7 @@ def markdown(summary: dict[str, Any]) -> str:
               f"its fixed instructions ({memory['om_context_tokens']} tokens in all); failed cycles: "
               f"{memory['failed_cycles']}.", "",
               *_fidelity_lines(summary.get("observer_fidelity")),
-              "Plot: F1 by category (left to right as in the table), bars " +
-              ", ".join(f"{i + 1}. {n}" for i, n in enumerate(summary["conditions"])) + ".", ""]
+              "Plot (`report.png`): F1 by category, one bar per condition.", ""]
     return "\n".join(lines)
 
 
@@ -115,7 +114,9 @@ def _fidelity_lines(found: dict[str, Any] | None) -> list[str]:
 def plot(summary: dict[str, Any], path: Path) -> None:
     categories = sorted({c for cond in summary["conditions"].values() for c in cond["by_category"]})
     bar_chart(path, [[cond["by_category"].get(c, {}).get("f1") or 0.0 for cond in summary["conditions"].values()]
-                     for c in categories])
+                     for c in categories],
+              labels=categories, series=list(summary["conditions"]),
+              title=f"F1 by question category: {summary['dataset']} (reader {summary['reader_model']})")
 
 
 def _scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
