@@ -19,6 +19,7 @@ from processors.config import OMConfig
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader.context_cache import ContextCache
+from streams.reader.fold_watch import FoldWatch
 from streams.reader.serve import start_reader
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
@@ -46,11 +47,12 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         client = await asyncio.to_thread(connect, settings.clickhouse_dsn)
         applied = await asyncio.to_thread(apply_migrations, client)
         cache = ContextCache()  # this sink is the directory's only writer: it feeds the reader's cache
+        folds = FoldWatch(asyncio.get_running_loop())  # ... and wakes its read-your-writes waits
         sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
-                    replace(sink_options(settings), announce=cache.written))
+                    replace(sink_options(settings), announce=cache.written, stored=folds.stored))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
-        running["reader"] = await start_reader(client, settings, config, cache)
+        running["reader"] = await start_reader(client, settings, config, cache, folds)
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                              "reader_port": settings.reader_port})
 

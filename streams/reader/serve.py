@@ -26,6 +26,7 @@ from streams.reader.admission import Admission
 from streams.reader.api import Reader
 from streams.reader.connections import ConnectionGuard, GuardedSite
 from streams.reader.context_cache import ContextCache
+from streams.reader.fold_watch import FoldWatch
 from streams.reader.http import create_app
 from streams.settings import Settings
 
@@ -33,13 +34,14 @@ log = logging.getLogger(__name__)
 
 
 async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None,
-                       cache: ContextCache | None = None) -> web.AppRunner:
+                       cache: ContextCache | None = None, folds: FoldWatch | None = None) -> web.AppRunner:
     """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it.
-    ``cache``: the context rows' cache, fed by this process's sink when it is the only writer (embedded)."""
+    ``cache`` and ``folds``: the context rows' cache and the waits' wake-ups, fed by this process's
+    sink when it is the only writer (embedded)."""
     if not settings.reader_tokens:
         log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
     embedder = get_embedder(settings.embedder) if settings.embedder else None
-    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache)
+    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache, folds=folds)
     _check_descriptor_limit(settings.reader_max_connections)
     connections = ConnectionGuard.from_settings(settings)
     app = create_app(reader, settings.reader_tokens, admission=Admission.from_settings(settings),

@@ -46,6 +46,8 @@ _EVENT_AT, _EVENT_TYPE, _EVENT_PAYLOAD, _EVENT_OFFSET = 5, 3, 8, 9
 
 Announce = Callable[[Sequence[Sequence[Any]]], None]
 """Handed the rows just inserted, in ``CONTEXT_COLUMNS`` order (the embedded reader's cache)."""
+Stored = Callable[[Sequence[Sequence[Any]]], None]
+"""Handed the ``om_events`` rows just inserted, after their keys' context rows (the embedded reader's waits)."""
 
 
 class _Clock:
