@@ -11,8 +11,8 @@ restarts from version 1 if the thread is used again, so old rows must really go,
 topics than the deletion, are deleted up to the deletion's time only, and the reader hides older
 ones that land later (``om_deleted_keys``).
 
-After each segment's rows, the context rows of the keys they touch are recomputed from the tables
-(:mod:`streams.sink.contexts`) and inserted, and only then the segment's events: a reader that sees
+After each segment's rows, the context rows of the keys they touch are rewritten as the tables now
+say (:mod:`streams.sink.contexts`) and inserted, and only then the segment's events: a reader that sees
 an event finds a context row at least that new. A deleted key's row goes with its other rows and is
 recomputed after the deletion. The events inserted are then handed to ``stored`` (the embedded
 reader's waits, :mod:`streams.reader.fold_watch`).
@@ -78,9 +78,11 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             client.insert(table, rows, column_names=list(COLUMNS[table]))
             count += len(rows)
     events = pending.get("om_events", [])
-    keys, status_only = touched(pending)
+    keys, status_only, appended = touched(pending)
     status_only -= deleted
-    write_context_rows(client, sorted((keys | deleted) - status_only), events, announce, sorted(status_only))
+    appended -= deleted
+    write_context_rows(client, sorted((keys | deleted) - status_only - appended), events, announce,
+                       sorted(status_only), sorted(appended), pending.get("om_messages", ()))
     if events:
         client.insert("om_events", events, column_names=list(COLUMNS["om_events"]))
         count += len(events)
