@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -48,8 +49,13 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         applied = await asyncio.to_thread(apply_migrations, client)
         cache = ContextCache()  # this sink is the directory's only writer: it feeds the reader's cache
         folds = FoldWatch(asyncio.get_running_loop())  # ... and wakes its read-your-writes waits
+
+        def announce(rows: Sequence[Sequence[Any]]) -> None:
+            cache.written(rows)
+            folds.rows_written(rows)
+
         sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
-                    replace(sink_options(settings), announce=cache.written, stored=folds.stored))
+                    replace(sink_options(settings), announce=announce, stored=folds.stored))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
         running["reader"] = await start_reader(client, settings, config, cache, folds)

@@ -2,9 +2,11 @@
 
 A caller of ``context(..., wait_for_message_id=…)`` waits until the processor's fold of its message
 is stored. With a ClickHouse server (other processes sink) the reader can only ask again and again;
-in the embedded worker its own sink is the one writer, so the sink tells it instead: after a
-batch's context rows and events are inserted, :meth:`FoldWatch.stored` is handed the event rows, and
-every wait on one of their lookup keys wakes. Rules this file keeps:
+in the embedded worker its own sink is the one writer, so the sink tells it instead: it hands
+:meth:`FoldWatch.rows_written` the context rows it inserted and :meth:`FoldWatch.stored` the events,
+and every wait on one of their lookup keys wakes. Both matter: the fold may be stored before the
+message itself (they travel on different topics), and then only the message's context row, with no
+event of its own, makes the context cover it. Rules this file keeps:
 
 * **A wake is a hint, the tables decide.** A woken wait looks again (the context row, and one
   query when the row alone cannot show the message); a fold it learns from an event row it saw
@@ -14,7 +16,7 @@ every wait on one of their lookup keys wakes. Rules this file keeps:
   it looks again, so a batch stored between the look and the wait still wakes it.
 * **Thread-safe at the edge.** The sink calls from its writer thread: it reads the registry under a
   lock and hands the matches to the event loop (``call_soon_threadsafe``); everything else runs on
-  the loop. A batch with no waiter on its keys costs a dictionary lookup per event row.
+  the loop. A batch with no waiter on its keys costs a dictionary lookup per row.
 * :class:`Polling` is the same interface without a sink to listen to (server mode): it sleeps the
   poll interval or the rest of the deadline, whichever is shorter.
 """
@@ -42,6 +44,7 @@ class Wait:
         self._changed = asyncio.Event()
 
     def saw(self, resource_id: str, applied_message_id: str) -> None:
+        """An event (``applied_message_id`` if a status) or a context row of the key was stored."""
         if resource_id == self.awaited.resource_id and applied_message_id == self.awaited.message_id:
             self.folded = True
         self._changed.set()
@@ -77,10 +80,15 @@ class FoldWatch:
 
     def stored(self, events: Sequence[Sequence[Any]]) -> None:
         """The sink stored these ``om_events`` rows (called from its writer thread)."""
+        self._hand_over([(row[_KEY], row[_RESOURCE], row[_APPLIED]) for row in events])
+
+    def rows_written(self, rows: Sequence[Sequence[Any]]) -> None:
+        """The sink inserted these ``om_contexts`` rows (called from its writer thread)."""
+        self._hand_over([(row[0], row[1], "") for row in rows])
+
+    def _hand_over(self, changes: list[tuple[str, str, str]]) -> None:
         with self._lock:
-            if not self._waits:
-                return
-            hits = [(row[_KEY], row[_RESOURCE], row[_APPLIED]) for row in events if row[_KEY] in self._waits]
+            hits = [change for change in changes if change[0] in self._waits]
         if hits:
             self._loop.call_soon_threadsafe(self._wake, hits)
 

@@ -55,6 +55,18 @@ async def test_only_a_status_naming_the_message_under_its_resource_counts_as_its
         assert not wait.folded
 
 
+async def test_a_context_row_of_the_key_wakes_the_wait_without_a_fold() -> None:
+    """The fold may be stored before the message: then only the message's row, with no event, covers it."""
+    watch = FoldWatch(asyncio.get_running_loop())
+    with watch.watching(MINE) as wait:
+        row = ["thread:t", "r", None, None, None, 0, 0, "{}", ["t"], ["t"], 7]  # an om_contexts row
+        thread = threading.Thread(target=watch.rows_written, args=([row],))
+        thread.start()
+        thread.join()
+        await asyncio.wait_for(wait.next(30), 5)
+        assert not wait.folded
+
+
 async def test_another_keys_events_do_not_wake_the_wait() -> None:
     watch = FoldWatch(asyncio.get_running_loop())
     with watch.watching(MINE) as wait:
