@@ -143,14 +143,15 @@ class Reader:
     async def _covered(self, awaited: AwaitedMessage, seen_folded: bool) -> KeyRows | None:
         """The key's rows if the fold of the message is stored and the row shows the message, else None.
         A fold the sink reported and a row listing the message need no query; else one query says
-        whether the fold is stored and which observation, if any, covers the message."""
+        whether the fold is stored (unless the sink said so) and which observation, if any, covers
+        the message."""
         if seen_folded:
             rows = await self._key_rows(awaited.key)
             own = rows.get(awaited.resource_id)
             if own is not None and own.covers(awaited.message_id, None):
                 return rows
         folded, observed_at = await self._awaited.load(awaited)
-        if not folded:
+        if not (folded or seen_folded):  # the sink reports a fold just before it inserts the event
             return None
         rows = await self._key_rows(awaited.key)
         own = rows.get(awaited.resource_id)

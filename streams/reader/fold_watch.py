@@ -3,8 +3,8 @@
 A caller of ``context(..., wait_for_message_id=…)`` waits until the processor's fold of its message
 is stored. With a ClickHouse server (other processes sink) the reader can only ask again and again;
 in the embedded worker its own sink is the one writer, so the sink tells it instead: it hands
-:meth:`FoldWatch.rows_written` the context rows it inserted and :meth:`FoldWatch.stored` the events,
-and every wait on one of their lookup keys wakes. Both matter: the fold may be stored before the
+:meth:`FoldWatch.rows_written` the context rows it inserted and :meth:`FoldWatch.stored` the events
+those rows show (just before it inserts them), and every wait on one of their lookup keys wakes. Both matter: the fold may be stored before the
 message itself (they travel on different topics), and then only the message's context row, with no
 event of its own, makes the context cover it. Rules this file keeps:
 
@@ -79,7 +79,8 @@ class FoldWatch:
                     del self._waits[awaited.key]
 
     def stored(self, events: Sequence[Sequence[Any]]) -> None:
-        """The sink stored these ``om_events`` rows (called from its writer thread)."""
+        """The sink wrote the context rows that show these ``om_events`` rows, and inserts them next
+        (called from its writer thread)."""
         self._hand_over([(row[_KEY], row[_RESOURCE], row[_APPLIED]) for row in events])
 
     def rows_written(self, rows: Sequence[Sequence[Any]]) -> None:

@@ -97,30 +97,27 @@ def _doubtful(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[st
 
 def _append(stored: list[Any], messages: list[Sequence[Any]]) -> list[Any] | None:
     """The stored row with ``messages`` in its windows and thread lists, or None if the order of a
-    new message among the window's is not certain (a shared time)."""
+    new message among the window's is not certain (a shared time). Linear in window and batch."""
     windows: dict[str, list[dict[str, Any]]] = orjson.loads(stored[_WINDOWS])
     threads, speaking = set(stored[_MESSAGE_THREADS]), set(stored[_SPEAKING])
-    for row in sorted(messages, key=lambda r: (r[_CREATED], r[_VERSION])):
-        thread = row[_THREAD]
-        threads.add(thread)
-        if row[_ROLE] == "system":
-            continue
+    new_ids = {(row[_THREAD], row[_ID]) for row in messages}
+    by_thread: dict[str, list[Sequence[Any]]] = {}
+    for row in messages:
+        threads.add(row[_THREAD])
+        if row[_ROLE] != "system":
+            by_thread.setdefault(row[_THREAD], []).append(row)
+    for thread, rows in by_thread.items():
         speaking.add(thread)
-        window = windows.setdefault(thread, [])
-        kept = [m for m in window if m["id"] != row[_ID]]
-        if any(m["created_at"] == row[_CREATED] for m in kept if m["id"] not in _ids(messages)):
+        kept = [m for m in windows.get(thread, []) if (thread, m["id"]) not in new_ids]  # a redelivered one: re-added
+        times = {m["created_at"] for m in kept}
+        if any(row[_CREATED] in times for row in rows):
             return None
-        kept.append(_message_fields(row))
-        kept.sort(key=lambda m: m["created_at"])  # stable: the new ones after equal-time new ones
-        windows[thread] = kept
+        added = [_message_fields(row) for row in sorted(rows, key=lambda r: (r[_CREATED], r[_VERSION]))]
+        windows[thread] = sorted(kept + added, key=lambda m: m["created_at"])  # stable: equal-time new ones by version
     updated = list(stored)
     updated[_WINDOWS] = orjson.dumps({thread: windows[thread] for thread in sorted(windows)}).decode()
     updated[_MESSAGE_THREADS], updated[_SPEAKING] = sorted(threads), sorted(speaking)
     return updated
-
-
-def _ids(messages: list[Sequence[Any]]) -> set[str]:
-    return {row[_ID] for row in messages}
 
 
 def _message_fields(row: Sequence[Any]) -> dict[str, Any]:

@@ -14,8 +14,9 @@ ones that land later (``om_deleted_keys``).
 After each segment's rows, the context rows of the keys they touch are rewritten as the tables now
 say (:mod:`streams.sink.contexts`) and inserted, and only then the segment's events: a reader that sees
 an event finds a context row at least that new. A deleted key's row goes with its other rows and is
-recomputed after the deletion. The events inserted are then handed to ``stored`` (the embedded
-reader's waits, :mod:`streams.reader.fold_watch`).
+recomputed after the deletion. The events are handed to ``stored`` (the embedded reader's waits,
+:mod:`streams.reader.fold_watch`) once the context rows that show them are written, before their
+own insert: what a wait returns is the row.
 """
 
 from __future__ import annotations
@@ -84,10 +85,10 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
     write_context_rows(client, sorted((keys | deleted) - status_only - appended), events, announce,
                        sorted(status_only), sorted(appended), pending.get("om_messages", ()))
     if events:
+        if stored is not None:  # the rows written show these events: a wait may end before their insert
+            stored(events)
         client.insert("om_events", events, column_names=list(COLUMNS["om_events"]))
         count += len(events)
-        if stored is not None:
-            stored(events)
     return count
 
 
