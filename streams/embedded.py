@@ -21,7 +21,7 @@ from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader.context_cache import ContextCache
 from streams.reader.fold_watch import FoldWatch
-from streams.reader.serve import start_reader
+from streams.reader.serve import ReaderLoop, start_reader
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.sink.main import sink_options
@@ -48,7 +48,9 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         client = await asyncio.to_thread(connect, settings.clickhouse_dsn)
         applied = await asyncio.to_thread(apply_migrations, client)
         cache = ContextCache()  # this sink is the directory's only writer: it feeds the reader's cache
-        folds = FoldWatch(asyncio.get_running_loop())  # ... and wakes its read-your-writes waits
+        reads = ReaderLoop()  # the reader answers on its own thread, not behind the worker's loop
+        running["reads"] = reads
+        folds = FoldWatch(reads.loop)  # the sink wakes its read-your-writes waits
 
         def announce(rows: Sequence[Sequence[Any]]) -> None:
             cache.written(rows)
@@ -58,13 +60,15 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
                     replace(sink_options(settings), announce=announce, stored=folds.stored))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
-        running["reader"] = await start_reader(client, settings, config, cache, folds)
+        running["reader"] = await reads.run(start_reader(client, settings, config, cache, folds))
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                              "reader_port": settings.reader_port})
 
     @app.on_before_shutdown.connect
     async def stop_storage(app: faust.App, **_: Any) -> None:
         if "reader" in running:
-            await running.pop("reader").cleanup()
+            await running["reads"].run(running.pop("reader").cleanup())
+        if "reads" in running:
+            running.pop("reads").close()
         if "sink" in running:
             await running.pop("sink").stop()

@@ -1,7 +1,12 @@
 """Running the reader's HTTP service: inside the worker (embedded chDB) or as its own process.
 
 Embedded: chDB lets one process open a data directory, so the worker that sinks into it also
-serves reads — :func:`start_reader` adds the site to the worker's event loop and shares its client.
+serves reads — on a :class:`ReaderLoop`, an event loop of its own on its own thread, sharing the
+worker's client. The worker's loop runs the processor, the sink's decoding and the offline model;
+a read queued behind one of their steps waited for all of it (tens to hundreds of ms), while a
+thread of its own waits at most for the interpreter's switch interval. chDB releases the GIL while
+it works, and everything the reader shares with the sink is thread-safe (the client serialises
+its calls; the cache and the waits take locks).
 Server mode: any number of stateless ``om reader serve`` processes against a ClickHouse server.
 Either way the listener is a :class:`~streams.reader.connections.GuardedSite` (connection cap and
 timeouts) and the app budgets its calls (streams/reader/admission.py), both from the settings.
@@ -13,6 +18,9 @@ import asyncio
 import logging
 import resource
 import signal
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from aiohttp import web
 from clickhouse_connect.driver.client import Client
@@ -51,6 +59,28 @@ async def start_reader(client: Client, settings: Settings, config: OMConfig | No
     await GuardedSite(runner, settings.reader_host, settings.reader_port, connections).start()
     log.info("reader.serving", extra={"host": settings.reader_host, "port": settings.reader_port})
     return runner
+
+
+T = TypeVar("T")
+
+
+class ReaderLoop:
+    """An event loop on a thread of its own, for the embedded reader (and its waits' wake-ups)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="om-reader", daemon=True)
+        self._thread.start()
+
+    async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the reader's loop; awaitable from another loop."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self.loop.close()
 
 
 def _check_descriptor_limit(max_connections: int) -> None:
