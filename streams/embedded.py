@@ -21,6 +21,7 @@ from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader.context_cache import ContextCache
 from streams.reader.fold_watch import FoldWatch
+from streams.reader.reads_first import ReadsFirst
 from streams.reader.serve import ReaderLoop, start_reader
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
@@ -56,11 +57,12 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
             cache.written(rows)
             folds.rows_written(rows)
 
-        sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
+        gate = ReadsFirst()  # one engine, one client: the reader's calls go before the sink's next one
+        sink = Sink(gate.writer(client), settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
                     replace(sink_options(settings), announce=announce, stored=folds.stored))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
-        running["reader"] = await reads.run(start_reader(client, settings, config, cache, folds))
+        running["reader"] = await reads.run(start_reader(gate.reader(client), settings, config, cache, folds))
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                              "reader_port": settings.reader_port})
 
