@@ -105,9 +105,11 @@ class Reader:
             retrieval_instructions=self._recall_guidance(),
             working_memory=row.working_memory if observation.manage_working_memory else None,
             timezone=tz,
-            other_conversations=other_conversations_block(
-                {t: row.window(t) for t in others}, thread_id, counter_for(self.config), tz,
-                obscure_ids=self.config.obscure_thread_ids) if others else "",
+            other_conversations=row.derived(
+                ("other conversations", thread_id, tz, self.config.obscure_thread_ids, self.config.token_counter),
+                lambda: other_conversations_block({t: row.window(t) for t in others}, thread_id,
+                                                  counter_for(self.config), tz,
+                                                  obscure_ids=self.config.obscure_thread_ids)) if others else "",
         )
         return replace(context, observed_through=head.last_observed_at if head is not None else None)
 
