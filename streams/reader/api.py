@@ -127,8 +127,8 @@ class Reader:
 
         The sink writes (and hands the cache) a batch's context rows before its events, so once the fold
         is visible the row is at least that new; a row that still misses the message waits for the
-        message itself. Between looks the wait sleeps until the sink stores an event of the key
-        (embedded) or for the poll interval (:mod:`streams.reader.fold_watch`)."""
+        message itself. Between looks the wait sleeps until the sink writes a context row or an event
+        of the key (embedded) or for the poll interval (:mod:`streams.reader.fold_watch`)."""
         key = self._key(thread_id, resource_id)
         awaited = AwaitedMessage(resource_id, thread_id, key, message_id)
         deadline = time.monotonic() + timeout
