@@ -136,6 +136,9 @@ async def main(dsn: str, repeat: int) -> None:
     assert len(context.messages) == 10 and len(others) == 1 and others[0].count("<other-conversation ") == 19
     report("context(): resource scope, 20 threads", await timed(lambda: by_user.context("user-t0", "bench-user"),
                                                                   repeat), base_p50)
+    cached_user = Reader(client, OMConfig(scope="resource"), cache=ContextCache())
+    report("context(): the same, embedded (cache hit)", await timed(lambda: cached_user.context("user-t0", "bench-user"),
+                                                                      repeat), base_p50)
 
 
 if __name__ == "__main__":

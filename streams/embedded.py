@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +20,9 @@ from processors.config import OMConfig
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader.context_cache import ContextCache
-from streams.reader.serve import start_reader
+from streams.reader.fold_watch import FoldWatch
+from streams.reader.reads_first import ReadsFirst
+from streams.reader.serve import ReaderLoop, start_reader
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.sink.main import sink_options
@@ -46,17 +49,28 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         client = await asyncio.to_thread(connect, settings.clickhouse_dsn)
         applied = await asyncio.to_thread(apply_migrations, client)
         cache = ContextCache()  # this sink is the directory's only writer: it feeds the reader's cache
-        sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
-                    replace(sink_options(settings), announce=cache.written))
+        reads = ReaderLoop()  # the reader answers on its own thread, not behind the worker's loop
+        running["reads"] = reads
+        folds = FoldWatch(reads.loop)  # the sink wakes its read-your-writes waits
+
+        def announce(rows: Sequence[Sequence[Any]]) -> None:
+            cache.written(rows)
+            folds.rows_written(rows)
+
+        gate = ReadsFirst()  # one engine, one client: the reader's calls go before the sink's next one
+        sink = Sink(gate.writer(client), settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
+                    replace(sink_options(settings), announce=announce, stored=folds.stored))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
-        running["reader"] = await start_reader(client, settings, config, cache)
+        running["reader"] = await reads.run(start_reader(gate.reader(client), settings, config, cache, folds))
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                              "reader_port": settings.reader_port})
 
     @app.on_before_shutdown.connect
     async def stop_storage(app: faust.App, **_: Any) -> None:
         if "reader" in running:
-            await running.pop("reader").cleanup()
+            await running["reads"].run(running.pop("reader").cleanup())
+        if "reads" in running:
+            running.pop("reads").close()
         if "sink" in running:
             await running.pop("sink").stop()

@@ -34,6 +34,7 @@ from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.coalesce import Coalescer
 from streams.reader.context_cache import ContextCache, KeyRows
+from streams.reader.fold_watch import FoldWatch, Polling
 from streams.reader.queries import AwaitedMessage
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, view_of
@@ -51,15 +52,16 @@ class NotCaughtUp(TimeoutError):
 
 class Reader:
     def __init__(self, client: Client, config: OMConfig | None = None, *, poll_interval_s: float = 0.01,
-                 embedder: Embedder | None = None, cache: ContextCache | None = None) -> None:
-        """``cache``: only where this process's sink is the rows' only writer and feeds it (the
-        embedded worker)."""
+                 embedder: Embedder | None = None, cache: ContextCache | None = None,
+                 folds: FoldWatch | None = None) -> None:
+        """``cache`` and ``folds``: only where this process's sink is the rows' only writer and feeds
+        them (the embedded worker); without ``folds`` a wait polls every ``poll_interval_s``."""
         self.client = client
         self.config = config or OMConfig()
-        self.poll_interval_s = poll_interval_s
         self.embedder = embedder
         self._rows = Coalescer(functools.partial(queries.context_rows, client))
         self._cache = cache
+        self._waits: FoldWatch | Polling = folds or Polling(poll_interval_s)
         self._awaited = Coalescer(functools.partial(queries.awaited, client))
 
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -103,9 +105,11 @@ class Reader:
             retrieval_instructions=self._recall_guidance(),
             working_memory=row.working_memory if observation.manage_working_memory else None,
             timezone=tz,
-            other_conversations=other_conversations_block(
-                {t: row.window(t) for t in others}, thread_id, counter_for(self.config), tz,
-                obscure_ids=self.config.obscure_thread_ids) if others else "",
+            other_conversations=row.derived(
+                ("other conversations", thread_id, tz, self.config.obscure_thread_ids, self.config.token_counter),
+                lambda: other_conversations_block({t: row.window(t) for t in others}, thread_id,
+                                                  counter_for(self.config), tz,
+                                                  obscure_ids=self.config.obscure_thread_ids)) if others else "",
         )
         return replace(context, observed_through=head.last_observed_at if head is not None else None)
 
@@ -114,7 +118,7 @@ class Reader:
         return (await self._view(thread_id, resource_id)).row.status
 
     async def wait_for(self, thread_id: str, resource_id: str, message_id: str, *, timeout: float = DEFAULT_WAIT_S) -> None:
-        """Poll until the processor's fold of ``message_id`` is stored and the thread's context covers
+        """Until the processor's fold of ``message_id`` is stored and the thread's context covers
         the message, with a deadline (:class:`NotCaughtUp` after it)."""
         await self._covering(thread_id, resource_id, message_id, timeout)
 
@@ -123,20 +127,37 @@ class Reader:
 
         The sink writes (and hands the cache) a batch's context rows before its events, so once the fold
         is visible the row is at least that new; a row that still misses the message waits for the
-        message itself."""
+        message itself. Between looks the wait sleeps until the sink writes a context row or an event
+        of the key (embedded) or for the poll interval (:mod:`streams.reader.fold_watch`)."""
         key = self._key(thread_id, resource_id)
         awaited = AwaitedMessage(resource_id, thread_id, key, message_id)
         deadline = time.monotonic() + timeout
-        while True:
-            folded, observed_at = await self._awaited.load(awaited)
-            if folded:
-                rows = await self._key_rows(key)
-                own = rows.get(resource_id)
-                if own is not None and own.covers(message_id, observed_at):
+        with self._waits.watching(awaited) as wait:
+            while True:
+                rows = await self._covered(awaited, wait.folded)
+                if rows is not None:
                     return rows
-            if time.monotonic() >= deadline:
-                raise NotCaughtUp(f"the awaited message was not materialised within {timeout} s")
-            await asyncio.sleep(self.poll_interval_s)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise NotCaughtUp(f"the awaited message was not materialised within {timeout} s")
+                await wait.next(remaining)
+
+    async def _covered(self, awaited: AwaitedMessage, seen_folded: bool) -> KeyRows | None:
+        """The key's rows if the fold of the message is stored and the row shows the message, else None.
+        A fold the sink reported and a row listing the message need no query; else one query says
+        whether the fold is stored (unless the sink said so) and which observation, if any, covers
+        the message."""
+        if seen_folded:
+            rows = await self._key_rows(awaited.key)
+            own = rows.get(awaited.resource_id)
+            if own is not None and own.covers(awaited.message_id, None):
+                return rows
+        folded, observed_at = await self._awaited.load(awaited)
+        if not (folded or seen_folded):  # the sink reports a fold just before it inserts the event
+            return None
+        rows = await self._key_rows(awaited.key)
+        own = rows.get(awaited.resource_id)
+        return rows if own is not None and own.covers(awaited.message_id, observed_at) else None
 
     def resolve(self, thread_id: str, resource_id: str) -> ThreadView:
         """The thread's key and context row for this resource, or :class:`ThreadNotFound`."""

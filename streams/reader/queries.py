@@ -22,7 +22,7 @@ Rules this file keeps:
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,6 +190,17 @@ class ContextRow:
     @functools.cached_property
     def _decoded(self) -> dict[str, list[ChatMessage]]:
         return {}
+
+    @functools.cached_property
+    def _derived(self) -> dict[Any, Any]:
+        return {}
+
+    def derived(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """What ``compute`` makes of this row alone, computed once per row and ``key`` (a row never
+        changes; a cached row serves many reads: resource scope's other conversations, rendered)."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
 
     def window(self, thread_id: str) -> list[ChatMessage]:
         """The thread's unobserved messages, oldest first (decoded once per row)."""

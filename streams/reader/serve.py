@@ -1,7 +1,12 @@
 """Running the reader's HTTP service: inside the worker (embedded chDB) or as its own process.
 
 Embedded: chDB lets one process open a data directory, so the worker that sinks into it also
-serves reads — :func:`start_reader` adds the site to the worker's event loop and shares its client.
+serves reads — on a :class:`ReaderLoop`, an event loop of its own on its own thread, sharing the
+worker's client. The worker's loop runs the processor, the sink's decoding and the offline model;
+a read queued behind one of their steps waited for all of it (tens to hundreds of ms), while a
+thread of its own waits at most for the interpreter's switch interval. chDB releases the GIL while
+it works, and everything the reader shares with the sink is thread-safe (the client serialises
+its calls; the cache and the waits take locks).
 Server mode: any number of stateless ``om reader serve`` processes against a ClickHouse server.
 Either way the listener is a :class:`~streams.reader.connections.GuardedSite` (connection cap and
 timeouts) and the app budgets its calls (streams/reader/admission.py), both from the settings.
@@ -13,6 +18,9 @@ import asyncio
 import logging
 import resource
 import signal
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from aiohttp import web
 from clickhouse_connect.driver.client import Client
@@ -26,6 +34,7 @@ from streams.reader.admission import Admission
 from streams.reader.api import Reader
 from streams.reader.connections import ConnectionGuard, GuardedSite
 from streams.reader.context_cache import ContextCache
+from streams.reader.fold_watch import FoldWatch
 from streams.reader.http import create_app
 from streams.settings import Settings
 
@@ -33,13 +42,14 @@ log = logging.getLogger(__name__)
 
 
 async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None,
-                       cache: ContextCache | None = None) -> web.AppRunner:
+                       cache: ContextCache | None = None, folds: FoldWatch | None = None) -> web.AppRunner:
     """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it.
-    ``cache``: the context rows' cache, fed by this process's sink when it is the only writer (embedded)."""
+    ``cache`` and ``folds``: the context rows' cache and the waits' wake-ups, fed by this process's
+    sink when it is the only writer (embedded)."""
     if not settings.reader_tokens:
         log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
     embedder = get_embedder(settings.embedder) if settings.embedder else None
-    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache)
+    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache, folds=folds)
     _check_descriptor_limit(settings.reader_max_connections)
     connections = ConnectionGuard.from_settings(settings)
     app = create_app(reader, settings.reader_tokens, admission=Admission.from_settings(settings),
@@ -49,6 +59,28 @@ async def start_reader(client: Client, settings: Settings, config: OMConfig | No
     await GuardedSite(runner, settings.reader_host, settings.reader_port, connections).start()
     log.info("reader.serving", extra={"host": settings.reader_host, "port": settings.reader_port})
     return runner
+
+
+T = TypeVar("T")
+
+
+class ReaderLoop:
+    """An event loop on a thread of its own, for the embedded reader (and its waits' wake-ups)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="om-reader", daemon=True)
+        self._thread.start()
+
+    async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the reader's loop; awaitable from another loop."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self.loop.close()
 
 
 def _check_descriptor_limit(max_connections: int) -> None:

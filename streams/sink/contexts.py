@@ -1,4 +1,4 @@
-"""The per-key context rows (``om_contexts``): after each batch, every touched key's row is recomputed.
+"""The per-key context rows (``om_contexts``): after each batch, every touched key's row is rewritten.
 
 Issue 19 item 1: the reader answers ``context()`` and ``status()`` from one row per (lookup key,
 resource) fetched in one primary-key query, instead of assembling it from several queries per call.
@@ -8,7 +8,9 @@ Rules this file keeps:
   (the head generation, each thread's unobserved window, working memory, the newest status), by the
   same queries the reader used to run per call (:mod:`streams.reader.queries`), so a row says what
   those queries would have said once the batch landed. Recomputing a row again (a redelivered
-  batch) writes the same content.
+  batch) writes the same content. Two shortcuts write that same content from the stored row: a
+  key only events touched gets the newest status, and a key only new messages (and events)
+  touched gets them appended (:mod:`streams.sink.context_appends`, which says when it may).
 * **Written before the batch's events.** The status of a row is the newest of the stored events and
   the batch's own; the writer inserts the rows, then the events. So once an event is visible (a
   read-your-writes wait sees the fold), the row already reflects it.
@@ -33,6 +35,7 @@ from clickhouse_connect.driver.client import Client
 
 from streams.reader import queries
 from streams.reader.queries import ResourceKey, WindowRequest
+from streams.sink.context_appends import appended_rows
 
 CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "status_at", "status_offset",
                    "windows", "message_threads", "speaking_threads", "version")
@@ -46,6 +49,8 @@ _EVENT_AT, _EVENT_TYPE, _EVENT_PAYLOAD, _EVENT_OFFSET = 5, 3, 8, 9
 
 Announce = Callable[[Sequence[Sequence[Any]]], None]
 """Handed the rows just inserted, in ``CONTEXT_COLUMNS`` order (the embedded reader's cache)."""
+Stored = Callable[[Sequence[Sequence[Any]]], None]
+"""Handed the ``om_events`` rows just inserted, after their keys' context rows (the embedded reader's waits)."""
 
 
 class _Clock:
@@ -64,13 +69,16 @@ class _Clock:
 _CLOCK = _Clock()
 
 
-def touched(pending: Mapping[str, Sequence[Sequence[Any]]]) -> tuple[set[ResourceKey], set[ResourceKey]]:
-    """The ``(resource, key)`` pairs whose context the pending table rows change, and among them
-    those only events touch (only the status of their rows can change)."""
+def touched(pending: Mapping[str, Sequence[Sequence[Any]]]
+            ) -> tuple[set[ResourceKey], set[ResourceKey], set[ResourceKey]]:
+    """The ``(resource, key)`` pairs whose context the pending table rows change; among them those
+    only events touch (only the status of their rows can change), and those only messages and
+    events touch (:mod:`streams.sink.context_appends`)."""
     by_table = {table: {(row[resource], row[key]) for row in pending.get(table, ())}
                 for table, (resource, key) in _TOUCHING.items()}
     keys = set().union(*by_table.values())
-    return keys, by_table["om_events"] - set().union(*(k for t, k in by_table.items() if t != "om_events"))
+    others = set().union(*(k for t, k in by_table.items() if t not in ("om_events", "om_messages")))
+    return keys, by_table["om_events"] - others - by_table["om_messages"], by_table["om_messages"] - others
 
 
 def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]] = ()) -> list[list[Any]]:
@@ -105,29 +113,39 @@ def _with_new_status(client: Client, keys: Sequence[ResourceKey], events: Iterab
     """Rows whose only change is the status: the stored row with the newest status, and the keys
     that have no stored row yet (those are computed in full)."""
     stored = queries.stored_context_rows(client, keys)
-    present = [(key, row) for key, row in zip(keys, stored, strict=True) if row is not None]
-    newest = _newest_statuses([(row[_STATUS + 1], row[_STATUS + 2], row[_STATUS]) if row[_STATUS] is not None
-                               else None for _, row in present], [key for key, _ in present], events)
-    rows = []
-    for (_, row), status in zip(present, newest, strict=True):
-        if status is not None:
-            row[_STATUS], row[_STATUS + 1], row[_STATUS + 2] = status[2], status[0], status[1]
-        row[_VERSION] = _CLOCK.next()
-        rows.append(row)
+    rows = _restamped([row for row in stored if row is not None], events)
     return rows, [key for key, row in zip(keys, stored, strict=True) if row is None]
 
 
+def _restamped(rows: list[list[Any]], events: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    """Stored rows (changed or not) with the newest of their status and ``events``'s, and a new version."""
+    newest = _newest_statuses([(row[_STATUS + 1], row[_STATUS + 2], row[_STATUS]) if row[_STATUS] is not None
+                               else None for row in rows], [(row[1], row[0]) for row in rows], events)
+    for row, status in zip(rows, newest, strict=True):
+        if status is not None:
+            row[_STATUS], row[_STATUS + 1], row[_STATUS + 2] = status[2], status[0], status[1]
+        row[_VERSION] = _CLOCK.next()
+    return rows
+
+
 def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]] = (),
-                       announce: Announce | None = None, status_only: Sequence[ResourceKey] = ()) -> int:
+                       announce: Announce | None = None, status_only: Sequence[ResourceKey] = (),
+                       appended: Sequence[ResourceKey] = (), messages: Sequence[Sequence[Any]] = ()) -> int:
     """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
-    travel as query parameters), and of ``status_only`` (keys only ``events`` touch: their stored
-    row with the newest status, one query); then hand them to ``announce``."""
+    travel as query parameters), of ``status_only`` (keys only ``events`` touch: their stored
+    row with the newest status, one query), and of ``appended`` (keys only ``messages`` and
+    ``events`` touch: their stored row with the messages appended, when that is certain to equal
+    a recompute); then hand them to ``announce``."""
     rows: list[list[Any]] = []
     full = list(keys)
     for start in range(0, len(status_only), MAX_KEYS):
         updated, missing = _with_new_status(client, status_only[start:start + MAX_KEYS], events)
         rows += updated
         full += missing
+    for start in range(0, len(appended), MAX_KEYS):
+        extended, doubtful = appended_rows(client, appended[start:start + MAX_KEYS], messages)
+        rows += _restamped(extended, events)
+        full += doubtful
     rows += [row for start in range(0, len(full), MAX_KEYS)
              for row in context_rows(client, full[start:start + MAX_KEYS], events)]
     if not rows:

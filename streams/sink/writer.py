@@ -11,10 +11,12 @@ restarts from version 1 if the thread is used again, so old rows must really go,
 topics than the deletion, are deleted up to the deletion's time only, and the reader hides older
 ones that land later (``om_deleted_keys``).
 
-After each segment's rows, the context rows of the keys they touch are recomputed from the tables
-(:mod:`streams.sink.contexts`) and inserted, and only then the segment's events: a reader that sees
+After each segment's rows, the context rows of the keys they touch are rewritten as the tables now
+say (:mod:`streams.sink.contexts`) and inserted, and only then the segment's events: a reader that sees
 an event finds a context row at least that new. A deleted key's row goes with its other rows and is
-recomputed after the deletion.
+recomputed after the deletion. The events are handed to ``stored`` (the embedded reader's waits,
+:mod:`streams.reader.fold_watch`) once the context rows that show them are written, before their
+own insert: what a wait returns is the row.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from clickhouse_connect.driver.client import Client
 
 from schemas.deltas import KeyDeleted
-from streams.sink.contexts import Announce, touched, write_context_rows
+from streams.sink.contexts import Announce, Stored, touched, write_context_rows
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
 
 log = logging.getLogger(__name__)
@@ -48,9 +50,11 @@ _DELETE_BY_KEY = (
 )
 
 
-def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None) -> int:
+def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None,
+                stored: Stored | None = None) -> int:
     """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted.
-    ``announce`` is handed the context rows written (the embedded reader's cache)."""
+    ``announce`` is handed the context rows written (the embedded reader's cache), ``stored`` the
+    event rows (its waits)."""
     pending: dict[str, list[list]] = {}
     deleted: set[tuple[str, str]] = set()
     inserted = 0
@@ -58,15 +62,15 @@ def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None
         for table, rows in item.rows.items():
             pending.setdefault(table, []).extend(rows)
         if item.deletion is not None:
-            inserted += _insert(client, pending, deleted, announce)
+            inserted += _insert(client, pending, deleted, announce, stored)
             pending = {}
             _delete(client, item.deletion)
             deleted = {(item.deletion.resource_id, item.deletion.key)}
-    return inserted + _insert(client, pending, deleted, announce)
+    return inserted + _insert(client, pending, deleted, announce, stored)
 
 
 def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]],
-            announce: Announce | None) -> int:
+            announce: Announce | None, stored: Stored | None) -> int:
     """The rows in table order, then the touched keys' context rows, then the events."""
     count = 0
     for table in TABLE_ORDER:
@@ -75,10 +79,14 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             client.insert(table, rows, column_names=list(COLUMNS[table]))
             count += len(rows)
     events = pending.get("om_events", [])
-    keys, status_only = touched(pending)
+    keys, status_only, appended = touched(pending)
     status_only -= deleted
-    write_context_rows(client, sorted((keys | deleted) - status_only), events, announce, sorted(status_only))
+    appended -= deleted
+    write_context_rows(client, sorted((keys | deleted) - status_only - appended), events, announce,
+                       sorted(status_only), sorted(appended), pending.get("om_messages", ()))
     if events:
+        if stored is not None:  # the rows written show these events: a wait may end before their insert
+            stored(events)
         client.insert("om_events", events, column_names=list(COLUMNS["om_events"]))
         count += len(events)
     return count

@@ -2,8 +2,8 @@
 
 Each seed of the core's interleaving fuzz (random arrivals, answers out of order, duplicates, stale
 results, idle gaps, reflections, re-sent messages) is sunk into a fresh database as the sink would:
-the rows of every decision, written in batches of random size, each batch recomputing the touched
-keys' context rows. After every batch the reader's ``context()`` (from the row, one query) must equal
+the rows of every decision, written in batches of random size, each batch rewriting the touched
+keys' context rows (recomputed, or by a shortcut that must write the same row). After every batch the reader's ``context()`` (from the row, one query) must equal
 :func:`processors.context.build_context` over the core's state at that point, and ``status()`` the
 core's newest status event — for a reader without cache and one with the version-checked cache.
 Writing the whole log again (a redelivery after a crash) changes nothing. A read-your-writes wait
@@ -13,6 +13,7 @@ database stored before the context rows existed gets them when migrated.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import replace
 
@@ -24,7 +25,9 @@ from processors.context import build_context
 from schemas.messages import ChatMessage
 from streams.reader import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.context_cache import ContextCache
-from streams.sink.contexts import backfill
+from streams.reader.fold_watch import FoldWatch
+from streams.reader.queries import stored_context_rows
+from streams.sink.contexts import backfill, context_rows
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
 from tests.integration.om_pipeline import (
@@ -95,6 +98,8 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
         for reader in readers:
             assert await reader.context("t", "r", now_ms=now) == expected, f"seed {seed}, after {written} rows"
             assert await reader.status("t", "r") == fuzz.status
+        stored, = stored_context_rows(client, [("r", "thread:t")])  # a shortcut (appended, status) or not:
+        assert stored[:-1] == context_rows(client, [("r", "thread:t")])[0][:-1]  # what a recompute writes
         observed_states += bool(expected.continuation) and bool(expected.messages)
     assert observed_states >= 2, "the seed must be checked with observations and a window"
 
@@ -108,23 +113,35 @@ def _tap(decision, fuzz: SunkFuzz):
     return decision
 
 
-async def test_a_wait_ends_only_when_the_row_covers_the_message_not_at_its_fold(clickhouse_dsn) -> None:
+@pytest.mark.parametrize("woken", [False, True], ids=["polling", "woken by the sink"])
+async def test_a_wait_ends_only_when_the_row_covers_the_message_not_at_its_fold(clickhouse_dsn, woken) -> None:
     conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
     conversation.talk(5, thread="t", resource="r")
     *earlier, (key, last) = conversation.messages
     client = database_client(clickhouse_dsn)
     cache = ContextCache()
-    reader = Reader(client, conversation.config, cache=cache)
-    write_batch(client, [*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(earlier)),
-                         *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
-                         *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events))],
-                announce=cache.written)
+    folds = FoldWatch(asyncio.get_running_loop()) if woken else None  # as the embedded worker wires them
+
+    def announce(rows) -> None:
+        cache.written(rows)
+        if folds is not None:
+            folds.rows_written(rows)
+
+    def sink(batch) -> None:
+        write_batch(client, batch, announce=announce, stored=folds.stored if folds is not None else None)
+
+    reader = Reader(client, conversation.config, cache=cache, folds=folds)
+    sink([*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(earlier)),
+          *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
+          *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events))])
     assert (await reader.context("t", "r")).messages[-1].id != last.id, "the fold is stored, the message is not"
     with pytest.raises(NotCaughtUp):
         await reader.context("t", "r", wait_for_message_id=last.id, timeout=0.2)
 
-    write_batch(client, [message_rows(key, last.to_bytes(), len(earlier))], announce=cache.written)
-    waited = await reader.context("t", "r", wait_for_message_id=last.id, timeout=5)
+    waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id=last.id, timeout=30))
+    await asyncio.sleep(0.05)  # the wait has looked once and is parked (the test holds either way)
+    await asyncio.to_thread(sink, [message_rows(key, last.to_bytes(), len(earlier))])  # no event: a row alone
+    waited = await asyncio.wait_for(waiting, 10)  # woken: well before the wait's own 30 s
     assert waited.messages[-1].id == last.id
     assert await reader.context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)
 
