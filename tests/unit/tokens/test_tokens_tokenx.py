@@ -53,6 +53,8 @@ def test_fixture_is_the_version_mastra_bundles() -> None:
         ("𠀀𠀁", 1),  # astral ideographs are outside the (BMP) CJK ranges: ceil(4 UTF-16 / 6)
         ("😀", 1),  # emoji: short (2 UTF-16 units)
         ("😀😀😀😀", 2),  # ceil(8 / 6)
+        ("é?é", 3),  # the text's own "?" stays punctuation beside non-ASCII words
+        ("é\u3000é\u3000é", 3),  # non-ASCII spaces split words: 3 short words, not one of 5 (2)
     ],
 )
 def test_rules(text: str, tokens: int) -> None:
