@@ -3,6 +3,12 @@
 ``decide`` is pure from the outside; inside, a :class:`Step` is the scratchpad the rules write to,
 so that the small rule modules (intake, planning, results) share one vocabulary instead of threading
 five return values through every function. A Step never outlives its ``decide`` call.
+
+Its ``state`` is its own: ``decide`` copies the key's state once when the step begins, and
+:meth:`Step.update` writes into that copy instead of building a new frozen state per change (the
+state is still frozen to everyone else: nothing outside the step holds the copy until ``decide``
+returns it, and nothing writes it after). The rules may keep a state's *parts* across an update
+(its record, window, maps): those are never written in place, only replaced.
 """
 
 from __future__ import annotations
@@ -39,7 +45,9 @@ class Step:
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
-        self.state = replace(self.state, changes)
+        state = self.state
+        state.__dict__.update(changes)
+        state.__pydantic_fields_set__.update(changes)
 
     def update_record(self, **changes: Any) -> None:
         changes.setdefault("updated_at", self.now)
