@@ -134,10 +134,16 @@ class KeyState(VersionedModel):
     counters: Counters = Field(default_factory=Counters)
 
     def flight(self, kind: InFlightKind) -> InFlight | None:
-        return next((f for f in self.in_flight if f.kind == kind), None)
+        for flight in self.in_flight:  # a plain loop: asked several times per event, mostly of ()
+            if flight.kind == kind:
+                return flight
+        return None
 
     def find_flight(self, cycle_id: str) -> InFlight | None:
-        return next((f for f in self.in_flight if f.cycle_id == cycle_id), None)
+        for flight in self.in_flight:
+            if flight.cycle_id == cycle_id:
+                return flight
+        return None
 
     def pending_tokens(self) -> int:
         """Tokens of the unobserved window, Mastra's ``countMessages`` (24 + Σ per message).

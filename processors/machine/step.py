@@ -14,7 +14,6 @@ returns it, and nothing writes it after). The rules may keep a state's *parts* a
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from processors.config import OMConfig
@@ -24,24 +23,29 @@ from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
 from schemas.messages import ChatMessage
+from schemas.record import OMRecord
 
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-@dataclass
 class Step:
-    state: KeyState
-    config: OMConfig
-    counter: TokenCounter
-    now: int
-    jobs: list[ObserveJob | ReflectJob] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
-    deltas: list[Delta] = field(default_factory=list)
-    observed_ids: list[str] = field(default_factory=list)
-    inserted: list[ChatMessage] = field(default_factory=list)  # the core's own messages (to materialise)
-    frozen: list[ChatMessage] = field(default_factory=list)  # observed as they are now (their row is final)
-    dropped: list[str] = field(default_factory=list)  # ids taken nowhere (late): the stored row is to hide
-    record_changed: bool = False
+    __slots__ = ("state", "config", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen", "dropped",
+                 "record_changed", "_thresholds_of", "_thresholds")
+
+    def __init__(self, state: KeyState, config: OMConfig, counter: TokenCounter, now: int) -> None:
+        self.state = state
+        self.config = config
+        self.counter = counter
+        self.now = now
+        self.jobs: list[ObserveJob | ReflectJob] = []
+        self.events: list[Any] = []
+        self.deltas: list[Delta] = []
+        self.inserted: list[ChatMessage] = []  # the core's own messages (to materialise)
+        self.frozen: list[ChatMessage] = []  # observed as they are now (their row is final)
+        self.dropped: list[str] = []  # ids taken nowhere (late): the stored row is to hide
+        self.record_changed = False
+        self._thresholds_of: OMRecord | None = None  # the record the remembered thresholds are for
+        self._thresholds = (0, 0)
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
@@ -81,12 +85,13 @@ class Step:
             if min(observed.values()) <= horizon:  # rebuilt only when something is to go
                 observed = {mid: at for mid, at in observed.items() if at > horizon}
         before = self.state.pending_tokens()
-        tokens = {k: v for k, v in self.state.message_tokens.items() if k not in ids}
-        window = tuple(m for m in self.state.window if m.id not in ids)
+        tokens = dict(self.state.message_tokens)  # a copy in C, then one pop per id, order kept
+        for mid in ids:
+            tokens.pop(mid, None)
+        window = tuple([m for m in self.state.window if m.id not in ids])
         if window:
             remember_pending(window, tokens, before - sum(self.state.message_tokens.get(m.id, 0) for m in removed))
         self.update(window=window, observed=observed, message_tokens=tokens)
-        self.observed_ids.extend(m.id for m in removed)
         self.frozen.extend(removed)
         return removed
 
@@ -110,13 +115,22 @@ class Step:
 
     def message_threshold(self) -> int:
         """The observation threshold now (dynamic under share_token_budget; overrides applied)."""
-        budget = effective_message_tokens(self.config.resolved, self.state.record.config_overrides)
-        return dynamic_threshold(budget, self.state.record.observation_token_count)
+        return self._thresholds_now()[0]
 
     def reflection_threshold(self) -> int:
-        return effective_reflection_tokens(
-            self.config.resolved, self.state.record.config_overrides
-        )
+        return self._thresholds_now()[1]
+
+    def _thresholds_now(self) -> tuple[int, int]:
+        """Both thresholds, remembered while the record is the same object (records are replaced,
+        never written, and the thresholds are a function of the record and the config)."""
+        record = self.state.record
+        if record is not self._thresholds_of:
+            resolved, overrides = self.config.resolved, record.config_overrides
+            budget = effective_message_tokens(resolved, overrides)
+            self._thresholds = (dynamic_threshold(budget, record.observation_token_count),
+                                effective_reflection_tokens(resolved, overrides))
+            self._thresholds_of = record
+        return self._thresholds
 
     def pending(self) -> int:
         """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`)."""
