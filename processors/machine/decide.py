@@ -132,9 +132,12 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
     except Rejected as exc:
         return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
     key, version = step.state.key, step.state.version
-    step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m}) for m in step.inserted)
-    step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m, "observed": True})
-                       for m in step.frozen)  # one per observed message: the hottest delta
+    if step.inserted:
+        step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m})
+                           for m in step.inserted)
+    if step.frozen:  # one per observed message: the hottest delta
+        step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m, "observed": True})
+                           for m in step.frozen)
     if step.record_changed:
         step.deltas.append(_snapshot(step))
     step.events.append(status_event(step))

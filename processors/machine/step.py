@@ -30,7 +30,7 @@ _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 class Step:
     __slots__ = ("state", "config", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen", "dropped",
-                 "record_changed", "_thresholds_of", "_thresholds")
+                 "record_changed", "_thresholds_of", "_thresholds", "_pending_of", "_pending")
 
     def __init__(self, state: KeyState, config: OMConfig, counter: TokenCounter, now: int) -> None:
         self.state = state
@@ -46,6 +46,8 @@ class Step:
         self.record_changed = False
         self._thresholds_of: OMRecord | None = None  # the record the remembered thresholds are for
         self._thresholds = (0, 0)
+        self._pending_of: tuple[object, object] = ((), {})  # the (window, token map) ``_pending`` is for
+        self._pending = 0
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
@@ -133,8 +135,14 @@ class Step:
         return self._thresholds
 
     def pending(self) -> int:
-        """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`)."""
-        return self.state.pending_tokens()
+        """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`,
+        and here per step, as long as the window and its token map are the same objects)."""
+        state = self.state
+        of = self._pending_of
+        if state.window is not of[0] or state.message_tokens is not of[1]:
+            self._pending = state.pending_tokens()
+            self._pending_of = (state.window, state.message_tokens)
+        return self._pending
 
     def message_tokens(self, messages: list[ChatMessage]) -> int:
         """Mastra's ``countMessages`` over a subset of the window, from the per-message cache."""
