@@ -19,7 +19,8 @@ What it keeps that Mastra keeps elsewhere:
   ends the idle period; here idle ticks re-judge them while it lasts, and without this mark every tick
   would reflect the freshly reflected log again (or retry a failed reflection every few seconds).
 
-States are immutable (frozen models); the core builds a new one per change with :func:`replace`.
+States are immutable (frozen models) to everyone outside a step: ``decide`` copies the key's state
+once with :func:`replace`, and its step writes its changes into that copy (processors/machine/step.py).
 """
 
 from __future__ import annotations
