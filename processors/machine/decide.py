@@ -77,6 +77,9 @@ class Decision:
     dropped: tuple[str, ...] = ()  # message ids the core took nowhere (late): their stored rows are to hide
 
 
+_inserted = MessageInserted.__pydantic_validator__.validate_python  # MessageInserted(**fields), minus its wrapper
+
+
 @lru_cache(maxsize=32)
 def _counter(name: str) -> TokenCounter:
     return get_counter(name)
@@ -129,9 +132,12 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
     except Rejected as exc:
         return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
     key, version = step.state.key, step.state.version
-    step.deltas.extend(MessageInserted(key=key, version=version, at=step.now, message=m) for m in step.inserted)
-    step.deltas.extend(MessageInserted(key=key, version=version, at=step.now, message=m, observed=True)
-                       for m in step.frozen)
+    if step.inserted:
+        step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m})
+                           for m in step.inserted)
+    if step.frozen:  # one per observed message: the hottest delta
+        step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m, "observed": True})
+                           for m in step.frozen)
     if step.record_changed:
         step.deltas.append(_snapshot(step))
     step.events.append(status_event(step))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 
 from processors.machine.observation_groups import spanning_range, wrap_group
-from processors.reflector.background_slice import activation_text
+from processors.reflector.background_slice import activation_paragraphs
 from processors.machine.step import Step
 
 _RECORD_NAMESPACE = uuid.UUID("6f1d2f0e-9f5b-4d0a-8f7e-3c1f4b9a2e10")
@@ -33,7 +33,8 @@ def roll_over(step: Step, reflection: str, line_count: int) -> None:
         covered = "\n".join(record.active_observations.split("\n")[:line_count])
         reflection = wrap_group(reflection, f"reflection:{record.key}:{record.generation}",
                                 spanning_range(covered), kind="reflection")
-    text = activation_text(reflection, record.active_observations, line_count)
+    paragraphs = activation_paragraphs(reflection, record.active_observations, line_count)
+    text = "\n\n".join(paragraphs)
     generation = record.generation + 1
     step.update(
         record=record.model_copy(update={
@@ -41,7 +42,7 @@ def roll_over(step: Step, reflection: str, line_count: int) -> None:
             "generation": generation,
             "origin_type": "reflection",
             "active_observations": text,
-            "observation_token_count": step.counter.count_observations(text),
+            "observation_token_count": step.counter.count_paragraphs(paragraphs),
             "buffered_reflection": None,
             "buffered_reflection_tokens": 0,
             "buffered_reflection_input_tokens": 0,

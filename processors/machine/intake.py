@@ -29,6 +29,7 @@ from schemas.lifecycle import AppliedThrough
 from schemas.messages import ChatMessage, DataPart, TextPart
 
 TEMPORAL_GAP_PREFIX = "__temporal_gap_"
+_applied_through = AppliedThrough.__pydantic_validator__.validate_python  # AppliedThrough(**fields), minus its wrapper
 
 
 class Rejected(SchemaError):
@@ -61,7 +62,7 @@ def take_message(step: Step, message: ChatMessage) -> bool:
     check_ownership(step, message)
     state = step.state
     step.update(
-        applied_through=AppliedThrough(message_id=message.id, created_at=message.created_at),
+        applied_through=_applied_through({"message_id": message.id, "created_at": message.created_at}),
         clock=max(state.clock, message.created_at),
     )
     if message.role == "system":

@@ -46,6 +46,9 @@ def emit(step: Step, event_type: type, **fields: Any) -> None:
     step.events.append(event_type(**identity(step), **fields))
 
 
+_validate_status = StatusEvent.__pydantic_validator__.validate_python  # model_validate without its wrapper
+
+
 def status_event(step: Step) -> StatusEvent:
     """The ``data-om-status`` windows after this step (spec §6 and §4.2)."""
     record = step.state.record
@@ -60,8 +63,8 @@ def status_event(step: Step) -> StatusEvent:
         if ratio is not None
         else 0
     )
-    buffering = step.state.flight("buffer") is not None
-    reflecting = step.state.flight("reflect-background") is not None
+    kinds = {flight.kind for flight in step.state.in_flight}
+    buffering, reflecting = "buffer" in kinds, "reflect-background" in kinds
     windows = {
         "active": {
             "messages": {"tokens": pending, "threshold": message_threshold},
@@ -83,7 +86,7 @@ def status_event(step: Step) -> StatusEvent:
         },
     }
     # one validation of the whole tree: the nested windows are built inside pydantic-core
-    return StatusEvent.model_validate({
+    return _validate_status({
         **identity(step),
         "windows": windows,
         "generation": record.generation,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from processors.machine.generation import roll_over
 from processors.machine.lifecycle_events import emit, marker_config
 from processors.machine.reflection_guards import Suppression, early_activation_suppressed
-from processors.reflector.background_slice import activation_text, unreflected_tail
+from processors.reflector.background_slice import activation_paragraphs
 from processors.machine.step import Step
 from schemas.lifecycle import Activation, Trigger
 
@@ -35,12 +35,11 @@ def suppression(step: Step) -> Suppression | None:
     """Which guard would keep the buffered reflection from an early activation now, if any."""
     record = step.state.record
     reflection, lines = record.buffered_reflection or "", record.reflected_observation_line_count
-    tail = unreflected_tail(record.active_observations, lines)
-    combined = activation_text(reflection, record.active_observations, lines)
+    paragraphs = activation_paragraphs(reflection, record.active_observations, lines)  # reflection[, tail]
     return early_activation_suppressed(
         reflection_tokens=record.buffered_reflection_tokens,
-        tail_tokens=step.counter.count_observations(tail) if tail else 0,
-        combined_tokens=step.counter.count_observations(combined),
+        tail_tokens=step.counter.count_observations(paragraphs[1]) if len(paragraphs) > 1 else 0,
+        combined_tokens=step.counter.count_paragraphs(paragraphs),
         threshold=step.reflection_threshold(),
         # a buffered reflection exists only while async reflection is on, so this is set
         buffer_activation=step.config.resolved.reflection_buffer_activation or 1.0,

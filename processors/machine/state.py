@@ -19,7 +19,8 @@ What it keeps that Mastra keeps elsewhere:
   ends the idle period; here idle ticks re-judge them while it lasts, and without this mark every tick
   would reflect the freshly reflected log again (or retry a failed reflection every few seconds).
 
-States are immutable (frozen models); the core builds a new one per change with :func:`replace`.
+States are immutable (frozen models) to everyone outside a step: ``decide`` copies the key's state
+once with :func:`replace`, and its step writes its changes into that copy (processors/machine/step.py).
 """
 
 from __future__ import annotations
@@ -134,10 +135,16 @@ class KeyState(VersionedModel):
     counters: Counters = Field(default_factory=Counters)
 
     def flight(self, kind: InFlightKind) -> InFlight | None:
-        return next((f for f in self.in_flight if f.kind == kind), None)
+        for flight in self.in_flight:  # a plain loop: asked several times per event, mostly of ()
+            if flight.kind == kind:
+                return flight
+        return None
 
     def find_flight(self, cycle_id: str) -> InFlight | None:
-        return next((f for f in self.in_flight if f.cycle_id == cycle_id), None)
+        for flight in self.in_flight:
+            if flight.cycle_id == cycle_id:
+                return flight
+        return None
 
     def pending_tokens(self) -> int:
         """Tokens of the unobserved window, Mastra's ``countMessages`` (24 + Σ per message).

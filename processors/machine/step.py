@@ -3,12 +3,17 @@
 ``decide`` is pure from the outside; inside, a :class:`Step` is the scratchpad the rules write to,
 so that the small rule modules (intake, planning, results) share one vocabulary instead of threading
 five return values through every function. A Step never outlives its ``decide`` call.
+
+Its ``state`` is its own: ``decide`` copies the key's state once when the step begins, and
+:meth:`Step.update` writes into that copy instead of building a new frozen state per change (the
+state is still frozen to everyone else: nothing outside the step holds the copy until ``decide``
+returns it, and nothing writes it after). The rules may keep a state's *parts* across an update
+(its record, window, maps): those are never written in place, only replaced.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from processors.config import OMConfig
@@ -18,28 +23,37 @@ from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
 from schemas.messages import ChatMessage
+from schemas.record import OMRecord
 
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-@dataclass
 class Step:
-    state: KeyState
-    config: OMConfig
-    counter: TokenCounter
-    now: int
-    jobs: list[ObserveJob | ReflectJob] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
-    deltas: list[Delta] = field(default_factory=list)
-    observed_ids: list[str] = field(default_factory=list)
-    inserted: list[ChatMessage] = field(default_factory=list)  # the core's own messages (to materialise)
-    frozen: list[ChatMessage] = field(default_factory=list)  # observed as they are now (their row is final)
-    dropped: list[str] = field(default_factory=list)  # ids taken nowhere (late): the stored row is to hide
-    record_changed: bool = False
+    __slots__ = ("state", "config", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen", "dropped",
+                 "record_changed", "_thresholds_of", "_thresholds", "_pending_of", "_pending")
+
+    def __init__(self, state: KeyState, config: OMConfig, counter: TokenCounter, now: int) -> None:
+        self.state = state
+        self.config = config
+        self.counter = counter
+        self.now = now
+        self.jobs: list[ObserveJob | ReflectJob] = []
+        self.events: list[Any] = []
+        self.deltas: list[Delta] = []
+        self.inserted: list[ChatMessage] = []  # the core's own messages (to materialise)
+        self.frozen: list[ChatMessage] = []  # observed as they are now (their row is final)
+        self.dropped: list[str] = []  # ids taken nowhere (late): the stored row is to hide
+        self.record_changed = False
+        self._thresholds_of: OMRecord | None = None  # the record the remembered thresholds are for
+        self._thresholds = (0, 0)
+        self._pending_of: tuple[object, object] = ((), {})  # the (window, token map) ``_pending`` is for
+        self._pending = 0
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
-        self.state = replace(self.state, changes)
+        state = self.state
+        state.__dict__.update(changes)
+        state.__pydantic_fields_set__.update(changes)
 
     def update_record(self, **changes: Any) -> None:
         changes.setdefault("updated_at", self.now)
@@ -73,12 +87,13 @@ class Step:
             if min(observed.values()) <= horizon:  # rebuilt only when something is to go
                 observed = {mid: at for mid, at in observed.items() if at > horizon}
         before = self.state.pending_tokens()
-        tokens = {k: v for k, v in self.state.message_tokens.items() if k not in ids}
-        window = tuple(m for m in self.state.window if m.id not in ids)
+        tokens = dict(self.state.message_tokens)  # a copy in C, then one pop per id, order kept
+        for mid in ids:
+            tokens.pop(mid, None)
+        window = tuple([m for m in self.state.window if m.id not in ids])
         if window:
             remember_pending(window, tokens, before - sum(self.state.message_tokens.get(m.id, 0) for m in removed))
         self.update(window=window, observed=observed, message_tokens=tokens)
-        self.observed_ids.extend(m.id for m in removed)
         self.frozen.extend(removed)
         return removed
 
@@ -102,17 +117,32 @@ class Step:
 
     def message_threshold(self) -> int:
         """The observation threshold now (dynamic under share_token_budget; overrides applied)."""
-        budget = effective_message_tokens(self.config.resolved, self.state.record.config_overrides)
-        return dynamic_threshold(budget, self.state.record.observation_token_count)
+        return self._thresholds_now()[0]
 
     def reflection_threshold(self) -> int:
-        return effective_reflection_tokens(
-            self.config.resolved, self.state.record.config_overrides
-        )
+        return self._thresholds_now()[1]
+
+    def _thresholds_now(self) -> tuple[int, int]:
+        """Both thresholds, remembered while the record is the same object (records are replaced,
+        never written, and the thresholds are a function of the record and the config)."""
+        record = self.state.record
+        if record is not self._thresholds_of:
+            resolved, overrides = self.config.resolved, record.config_overrides
+            budget = effective_message_tokens(resolved, overrides)
+            self._thresholds = (dynamic_threshold(budget, record.observation_token_count),
+                                effective_reflection_tokens(resolved, overrides))
+            self._thresholds_of = record
+        return self._thresholds
 
     def pending(self) -> int:
-        """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`)."""
-        return self.state.pending_tokens()
+        """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`,
+        and here per step, as long as the window and its token map are the same objects)."""
+        state = self.state
+        of = self._pending_of
+        if state.window is not of[0] or state.message_tokens is not of[1]:
+            self._pending = state.pending_tokens()
+            self._pending_of = (state.window, state.message_tokens)
+        return self._pending
 
     def message_tokens(self, messages: list[ChatMessage]) -> int:
         """Mastra's ``countMessages`` over a subset of the window, from the per-message cache."""

@@ -36,7 +36,12 @@ def step_of(message: ChatMessage) -> StepKind | None:
         return "step"
     if message.role != "assistant":
         return None
-    parts = message.parts
-    last_start = max((i for i, p in enumerate(parts) if isinstance(p, StepStartPart)), default=-1)
-    tools = [p for p in parts[last_start + 1:] if isinstance(p, ToolInvocationPart)]
-    return "step" if tools and all(p.state in _ANSWERED for p in tools) else None
+    answered = False
+    for part in reversed(message.parts):  # the latest step: the parts after its step-start
+        if isinstance(part, StepStartPart):
+            break
+        if isinstance(part, ToolInvocationPart):
+            if part.state not in _ANSWERED:
+                return None
+            answered = True
+    return "step" if answered else None

@@ -43,7 +43,12 @@ def unreflected_tail(observations: str, reflected_line_count: int) -> str:
     return "\n".join(observations.split("\n")[reflected_line_count:]).strip()
 
 
+def activation_paragraphs(reflection: str, observations: str, reflected_line_count: int) -> list[str]:
+    """The reflection and the untouched tail, if any: :func:`activation_text` joins them."""
+    tail = unreflected_tail(observations, reflected_line_count)
+    return [reflection, tail] if tail else [reflection]
+
+
 def activation_text(reflection: str, observations: str, reflected_line_count: int) -> str:
     """What replaces the log when a buffered reflection activates: reflection + untouched tail."""
-    tail = unreflected_tail(observations, reflected_line_count)
-    return f"{reflection}\n\n{tail}" if tail else reflection
+    return "\n\n".join(activation_paragraphs(reflection, observations, reflected_line_count))

@@ -46,6 +46,10 @@ class TokenCounter(Protocol):
         """Same as :meth:`count_string`; named for the call sites that measure observation logs."""
         ...
 
+    def count_paragraphs(self, paragraphs: Sequence[str]) -> int:
+        """``count_observations("\\n\\n".join(paragraphs))``."""
+        ...
+
     def count_message(self, msg: ChatMessage) -> int:
         """Payload plus the per-message overhead, rounded as Mastra rounds."""
         ...
@@ -77,7 +81,8 @@ def _shared_counter(name: str, model_context: str | None) -> MessageTokenCounter
         def count(text: str) -> int:
             return len(encode(text))
 
-    return MessageTokenCounter(name, count, ModelContext.parse(model_context), _shared_cache(name))
+    return MessageTokenCounter(name, count, ModelContext.parse(model_context), _shared_cache(name),
+                               splits_on_whitespace=name == "tokenx")  # tokenx prices runs between spaces
 
 
 @lru_cache(maxsize=None)

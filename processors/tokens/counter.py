@@ -8,7 +8,10 @@ the extra 3.8. ``data-*`` and reasoning parts are never sent to the model and co
 
 Only string counting differs between counters (tokenx estimate or a real BPE), so the same
 accounting serves all of them. Estimates are remembered in an LRU owned by the counter; messages
-are shared event payloads and are never written to.
+are shared event payloads and are never written to. Observation texts are remembered too: a
+buffered reflection is counted when it arrives and again as the head of the generation it starts,
+and an estimator whose runs never cross whitespace (tokenx) counts paragraphs joined by a blank
+line as the sum of their counts (:meth:`MessageTokenCounter.count_paragraphs`), exactly.
 """
 
 from __future__ import annotations
@@ -57,9 +60,12 @@ class MessageTokenCounter:
         count_string: Callable[[str], int],
         model_context: ModelContext | None = None,
         cache: EstimateCache | None = None,
+        *,
+        splits_on_whitespace: bool = False,
     ) -> None:
         self.name = name
         self._count = count_string
+        self._splits_on_whitespace = splits_on_whitespace
         self.model_context = model_context or ModelContext()
         self.estimate_cache = cache or EstimateCache()
         self._role_tokens: dict[str, int] = {}
@@ -70,7 +76,14 @@ class MessageTokenCounter:
         return self._count(text) if text else 0
 
     def count_observations(self, text: str) -> int:
-        return self.count_string(text)
+        return self._cached("observations", text) if text else 0
+
+    def count_paragraphs(self, paragraphs: Sequence[str]) -> int:
+        """``count_observations("\\n\\n".join(paragraphs))``, from the paragraphs' own counts when the
+        string counter splits on whitespace (a run never spans the blank line between them)."""
+        if self._splits_on_whitespace:
+            return sum(self.count_observations(paragraph) for paragraph in paragraphs)
+        return self.count_observations("\n\n".join(paragraphs))
 
     def count_messages(self, msgs: Sequence[ChatMessage]) -> int:
         if not msgs:

@@ -33,8 +33,6 @@ from processors.tokens.js_compat import JS_WHITESPACE, utf16_length
 _PUNCT_CHARS = ".,!?;(){}[]<>:/\\|@#$%^&*+=`~_-"
 _NON_ASCII_SPACES = "".join(char for char in JS_WHITESPACE if not char.isascii())
 _NON_ASCII_SPACE = re.compile(f"[{_NON_ASCII_SPACES}]")
-_NON_ASCII = re.compile("[^\\x00-\\x7f]")
-_NON_ASCII_WORD_RUN = re.compile(f"[^\\x00-\\x7f{JS_WHITESPACE}]+")
 
 # One class letter per ASCII character: w(ord), d(igit), p(unctuation), s(pace).
 _CLASSES = bytes(
@@ -44,6 +42,10 @@ _CLASSES = bytes(
     else ord("w")
     for code in range(128)
 ) + b"w" * 128
+# For ``text.encode("ascii", "replace")``, where every non-ASCII character became one "?": a word
+# character (non-ASCII spaces are replaced first); the text's own question marks are set back to "p".
+_MARKED_CLASSES = bytes(ord("w") if code == ord("?") else cls for code, cls in enumerate(_CLASSES))
+_PUNCT = ord("p")
 _WORDS_ONLY = bytes.maketrans(b"wdps", b"wwxx")
 _PUNCT_ONLY = bytes.maketrans(b"wdps", b"oopo")
 # Digit-only words longer than 6: the only ones whose price (1) differs from ceil(len / 6).
@@ -81,27 +83,44 @@ def estimate_token_count(text: str) -> int:
         classes = text.encode().translate(_CLASSES)
         total = 0
     else:
-        if any(char in text for char in _NON_ASCII_SPACES):
-            text = _NON_ASCII_SPACE.sub(" ", text)
-        classes = _NON_ASCII.sub("w", text).encode().translate(_CLASSES)
-        words = _non_ascii_words(text, classes)
+        marked = text.encode("ascii", "replace")  # one byte per character, a non-ASCII one "?"
+        classes = marked.translate(_MARKED_CLASSES)
+        if "?" in text:
+            classes = _question_marks(text, classes)
+        words = _non_ascii_words(text, marked, classes)
+        held = "".join(words)  # every non-ASCII character is in one of them
+        if any(char in held for char in _NON_ASCII_SPACES):
+            return estimate_token_count(_NON_ASCII_SPACE.sub(" ", text))  # spaces, not word characters
         total = sum(_word_tokens(word) - _ceil6(len(word)) for word in words)
     total += _word_chunks(classes) + _digit_correction(classes)
     return total + _punct_tokens(classes)
 
 
-def _non_ascii_words(text: str, classes: bytes) -> list[str]:
-    """The words holding a non-ASCII character, found from those characters outwards."""
+def _question_marks(text: str, classes: bytes) -> bytes:
+    """The classes with the text's own question marks as punctuation again."""
+    fixed = bytearray(classes)
+    at = text.find("?")
+    while at != -1:
+        fixed[at] = _PUNCT
+        at = text.find("?", at + 1)
+    return bytes(fixed)
+
+
+def _non_ascii_words(text: str, marked: bytes, classes: bytes) -> list[str]:
+    """The words holding a non-ASCII character, found from those characters outwards: one step per
+    such word (and per question mark of the text), not per character."""
     boundaries = classes.translate(_WORDS_ONLY)  # "x" wherever a word cannot be
     words = []
-    end = 0
-    for run in _NON_ASCII_WORD_RUN.finditer(text):
-        if run.start() < end:
-            continue  # another non-ASCII run of the word already taken
-        start = boundaries.rfind(b"x", 0, run.start()) + 1
-        end = boundaries.find(b"x", run.end())
+    at = marked.find(b"?")
+    while at != -1:
+        if classes[at] == _PUNCT:  # the text's own question mark
+            at = marked.find(b"?", at + 1)
+            continue
+        start = boundaries.rfind(b"x", 0, at) + 1
+        end = boundaries.find(b"x", at)
         end = len(boundaries) if end == -1 else end
         words.append(text[start:end])
+        at = marked.find(b"?", end)  # the word's other non-ASCII characters are taken
     return words
 
 

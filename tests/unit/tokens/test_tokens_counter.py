@@ -201,3 +201,13 @@ def test_bpe_counters_share_the_accounting(name: str) -> None:
     assert counter.count_observations(text) == counter.count_string(text) > 0
     assert counter.count_message(msg) == round(counter.count_string("user") + 3.8 + counter.count_string(text) + 85)
     assert counter.count_messages([msg]) == 24 + counter.count_message(msg)
+
+
+def test_paragraphs_are_added_only_for_a_counter_that_splits_on_whitespace() -> None:
+    """A string counter that prices whitespace (as a BPE encoding may merge it) counts the joined text."""
+    whole = MessageTokenCounter("chars", len, cache=EstimateCache(64))
+    assert whole.count_paragraphs(["ab", "cd"]) == len("ab\n\ncd") == 6
+    split = MessageTokenCounter("words", lambda text: len(text.split()), cache=EstimateCache(64),
+                                splits_on_whitespace=True)
+    assert split.count_paragraphs(["a b", "c"]) == 3
+    assert get_counter("tokenx").count_paragraphs(["abcdefg", "x"]) == estimate_token_count("abcdefg\n\nx") == 3

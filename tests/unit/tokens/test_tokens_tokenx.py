@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from processors.tokens.js_compat import JS_WHITESPACE
+from processors.tokens import get_counter
 from processors.tokens.tokenx import estimate_token_count
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "tokenx_expected.json").read_text("utf-8"))
@@ -53,6 +54,8 @@ def test_fixture_is_the_version_mastra_bundles() -> None:
         ("𠀀𠀁", 1),  # astral ideographs are outside the (BMP) CJK ranges: ceil(4 UTF-16 / 6)
         ("😀", 1),  # emoji: short (2 UTF-16 units)
         ("😀😀😀😀", 2),  # ceil(8 / 6)
+        ("é?é", 3),  # the text's own "?" stays punctuation beside non-ASCII words
+        ("é\u3000é\u3000é", 3),  # non-ASCII spaces split words: 3 short words, not one of 5 (2)
     ],
 )
 def test_rules(text: str, tokens: int) -> None:
@@ -113,6 +116,15 @@ _ALPHABET = st.sampled_from(
 @given(st.lists(_ALPHABET, max_size=60).map("".join))
 def test_fast_sum_equals_segment_walk(text: str) -> None:
     assert estimate_token_count(text) == _reference(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_ALPHABET, max_size=30).map("".join), min_size=1, max_size=4))
+def test_paragraphs_count_as_their_sum(paragraphs: list[str]) -> None:
+    """No tokenx run spans a blank line, so the counter may add the paragraphs' remembered counts."""
+    counter = get_counter("tokenx")
+    joined = "\n\n".join(paragraphs)
+    assert counter.count_paragraphs(paragraphs) == estimate_token_count(joined) == sum(map(estimate_token_count, paragraphs))
 
 
 def test_long_single_word_stays_fast() -> None:
