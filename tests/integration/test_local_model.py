@@ -71,8 +71,8 @@ def served() -> Iterator[str]:
         process.kill()
 
 
-def _client(api_base: str) -> LiteLLMClient:
-    settings = Settings(model_api_base=api_base, model_api_key="local", default_output_tokens=256)
+def _client(api_base: str, cap: int = 256) -> LiteLLMClient:
+    settings = Settings(model_api_base=api_base, model_api_key="local", default_output_tokens=cap)
     return LiteLLMClient.from_settings(settings, OMConfig(model=MODEL))
 
 
@@ -105,7 +105,9 @@ async def test_an_observer_job_applies_a_parsed_log_or_fails_with_its_reason(ser
     job = ObserveJob(cycle_id="c1", key="thread:t", thread_id="t", resource_id="r", record_id="rec", generation=0,
                      issued_at=0, mode="sync", messages=messages, tokens_to_observe=80)
     config = OMConfig.from_mastra({"model": MODEL})
-    result = await run_job(job, config, _client(served), get_counter())
+    # a small cap keeps the test short: the ~4,000-token instructions are read once (the slot's cache
+    # serves the retries), and an answer this model loops in is cut at 96 tokens, not 256
+    result = await run_job(job, config, _client(served, cap=96), get_counter())
     assert isinstance(result, ObserveResult) and result.usage.input_tokens > 1000  # the standing instructions
     if result.ok:  # notes, or an explicit empty block: never a prose answer applied as "nothing"
         assert "<observations>" not in result.observations and "</observations>" not in result.observations
