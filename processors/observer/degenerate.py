@@ -9,6 +9,12 @@ the same two sentences 28 times, each with the next minute's time): times and da
 markers, case and spacing — lines differing only there count as repeats, at the spec's ratio. With
 every number masked too, lines must be nearly all repeats (``_NUMBERS_REPEAT_RATIO``): an honest log
 of a recurring task ("spent 20 euros", "spent 30 euros") differs only by its numbers as well.
+
+A loop too short for those checks (SmolLM2-135M: "* The assistant will continue the task." five
+times in a ten-line answer) is salvaged instead (:func:`drop_repeated_lines`): a meaningful line
+that repeats an earlier line of the same answer character for character says nothing new and is
+dropped, with a warning. Short lines (a sub-note's ``-> ok`` under two parents) are kept: their
+meaning is their place. Our rule, not Mastra's.
 """
 
 from __future__ import annotations
@@ -53,6 +59,20 @@ def is_degenerate(text: str) -> bool:
         if _repeat_share([_NUMBERS.sub("#", line) for line in meaningful]) > _NUMBERS_REPEAT_RATIO:
             return True
     return _windows_repeat("\n".join(meaningful))
+
+
+def drop_repeated_lines(text: str) -> tuple[str, int]:
+    """The text without meaningful lines that repeat an earlier line exactly, and how many went."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for line in text.split("\n"):
+        key = line.strip()
+        if len(key) >= _MEANINGFUL_LINE:
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(line)
+    return "\n".join(kept), text.count("\n") + 1 - len(kept)
 
 
 def _repeat_share(lines: list[str]) -> float:

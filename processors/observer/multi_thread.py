@@ -18,7 +18,7 @@ from processors.extraction.pipeline import builtin_extractors, split_extractors
 from processors.extraction.types import ExtractorLike
 from processors.observer.calls import DEGENERATE, ask, count_input
 from processors.observer.checks import format_warnings
-from processors.observer.degenerate import is_degenerate, truncate_long_lines
+from processors.observer.degenerate import drop_repeated_lines, is_degenerate, truncate_long_lines
 from processors.observer.inputs import bounded_previous, render_options
 from processors.observer.batches import thread_batches
 from processors.observer.model_choice import resolve_model
@@ -62,6 +62,10 @@ def parse_multi_thread_answer(
             warnings.append(f"answer has a section for unknown thread {thread_id!r}; ignored")
             continue
         results[thread_id] = _thread_result(body, extractors)
+        notes, repeated = drop_repeated_lines(results[thread_id].observations)
+        if repeated:
+            results[thread_id].observations = notes
+            warnings.append(f"thread {thread_id}: {repeated} repeated line(s) dropped")
         warnings.extend(f"thread {thread_id}: {w}" for w in format_warnings(results[thread_id].observations))
     missing = [tid for tid, result in results.items() if not result.observations]
     if missing:

@@ -20,7 +20,7 @@ from processors.extraction.types import (
     ExtractorLike,
 )
 from processors.observer.checks import format_warnings, is_date_header
-from processors.observer.degenerate import is_degenerate, truncate_long_lines
+from processors.observer.degenerate import drop_repeated_lines, is_degenerate, truncate_long_lines
 
 _OPEN = re.compile(r"^[ \t]*<observations>", re.IGNORECASE | re.MULTILINE)
 _CLOSE = re.compile(r"^[ \t]*</observations>", re.IGNORECASE | re.MULTILINE)
@@ -62,6 +62,9 @@ def parse_observer_answer(text: str, extractors: Iterable[ExtractorLike]) -> Par
     values, failures = parse_inline_values(text, inline)
     body = strip_inline_sections(text, [e.slug for e in inline])
     observations, structure_warnings = observation_blocks(body)
+    observations, repeated = drop_repeated_lines(observations)
+    if repeated:
+        structure_warnings.append(f"{repeated} repeated line(s) dropped")
     notes_found = bool(observations) or _OPEN.search(body) is not None
     return ParsedAnswer(
         observations=observations,

@@ -113,3 +113,15 @@ def test_lines_differing_only_by_time_or_date_are_a_loop_but_a_recurring_task_wi
     counted = "\n".join(f"* 🟡 (10:{i:02d}) Still waiting for the build, check number {i} of the release pipeline."
                         for i in range(40))
     assert is_degenerate(counted)  # only a counter changes: nearly every line repeats with numbers masked
+
+
+def test_a_loop_too_short_to_be_degenerate_is_salvaged_to_its_distinct_lines():
+    """SmolLM2-135M's answer: one line five times, below the degenerate checks' length."""
+    answer = ("<observations>\nDate: May 25, 2023\n* 🔴 (13:19) Caroline went to a support group.\n"
+              + "* The assistant will continue the task.\n" * 5
+              + "* 🟡 (13:20) Ran build\n  * -> ok\n* 🟡 (13:21) Ran tests\n  * -> ok\n</observations>")
+    parsed = parse_observer_answer(answer, [])
+    assert not parsed.degenerate
+    assert parsed.observations.count("The assistant will continue the task.") == 1
+    assert parsed.observations.count("  * -> ok") == 2  # short sub-notes keep their places
+    assert "4 repeated line(s) dropped" in parsed.warnings
