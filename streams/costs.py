@@ -2,7 +2,9 @@
 
 ``LITELLM_LOCAL_MODEL_COST_MAP`` is set before litellm is imported, so pricing never reaches the
 network. A model the map does not know (the offline ``om-deterministic`` model, a self-hosted one)
-has no cost: None, shown as "—", never a guessed zero. Cached input tokens (part of the input
+has no cost: None, shown as "—", never a guessed zero. The offline model is answered without
+importing litellm: the processor's sink prices every result, and that import (seconds of CPU, on the
+sink's thread) would be paid by a worker that never calls a priced model. Cached input tokens (part of the input
 tokens) are priced at the map's cache-read price where it has one, else as plain input; cache
 writes (Anthropic's, also part of the input tokens) at its cache-creation price, 1.25× input.
 """
@@ -13,7 +15,7 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
 
-from streams.llm.models import to_litellm_model
+from streams.llm.models import OFFLINE_PROVIDER, to_litellm_model
 
 
 def call_cost(model: str | None, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
@@ -21,7 +23,7 @@ def call_cost(model: str | None, input_tokens: int, output_tokens: int, cached_i
     """USD for one call's tokens at the map's per-token prices, or None for an unpriced model.
 
     ``input_tokens`` includes the cached and the cache-written tokens, as litellm reports them."""
-    if not model:
+    if not model or model.split("/", 1)[0] == OFFLINE_PROVIDER:
         return None
     import litellm
 

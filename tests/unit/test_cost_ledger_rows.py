@@ -3,6 +3,9 @@ ones apart, priced offline."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import litellm
 import pytest
 
@@ -49,3 +52,13 @@ def test_a_result_from_an_older_worker_falls_back_to_the_resource_key() -> None:
     older = ObserveResult(**{**HEADER, "usage": Usage(input_tokens=1_200, output_tokens=300)}, key="thread:t1",
                           mode="sync")
     assert ledger_row(older)["cached_input_tokens"] == 0
+
+
+def test_pricing_the_offline_model_never_imports_litellm() -> None:
+    """The processor's sink prices every result; for the offline model that must not cost litellm's
+    import (seconds of CPU on the sink's thread)."""
+    code = ("import sys; from streams.costs import call_cost; "
+            "assert call_cost('om-deterministic/observer', 10, 10) is None; "
+            "print('litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
