@@ -33,7 +33,7 @@ from aiokafka import AIOKafkaProducer
 
 from bench.corpus import WORDS
 from bench.stats import percentile, summary
-from bench.worker import BOOTSTRAP
+from bench.worker import BOOTSTRAP, settled
 from schemas.messages import ChatMessage, TextPart
 from streams.harness.workers import WorkerProcess
 from streams.sdk import OMClient
@@ -150,6 +150,7 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
         handle = await asyncio.to_thread(process.start)
         reader_url = f"http://127.0.0.1:{handle.env['OM_READER_PORT']}"
         await asyncio.to_thread(wait_http, f"{reader_url}/healthz", handle.proc, handle.log)  # after Faust's web
+        await settled([handle.proc.pid])  # its start-up work (the model library's import) is not a turn's
         scratch = f"{process.prefix}.baseline"
         await create_topics(BOOTSTRAP, [scratch], partitions=1, replication=1)
         settings = process.settings().model_copy(update={"reader_port": int(handle.env["OM_READER_PORT"])})

@@ -78,18 +78,32 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def settled(pids: list[int], idle_share: float = 0.1, window_s: float = 0.5, deadline_s: float = 90.0) -> None:
+    """Wait until every process is idle (under ``idle_share`` of a core over ``window_s``): what a
+    worker does once as it starts (importing the model library, first queries) is not a figure."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        before = [cpu_seconds(pid) for pid in pids]
+        await asyncio.sleep(window_s)  # a measuring window, not a wait for an event
+        if all(cpu_seconds(pid) - cpu < idle_share * window_s for pid, cpu in zip(pids, before)):
+            return
+    raise TimeoutError(f"the worker was still busy {deadline_s:.0f} s after it started")
+
+
 @asynccontextmanager
 async def running_worker(config: dict[str, Any], roles: tuple[str, ...] = ("all",),
                          pids: dict[str, int] | None = None) -> AsyncIterator[tuple[Topics, Arrivals]]:
     """Start a worker (deterministic model) on fresh topics — one process per role in ``roles`` —;
-    once it has folded a first message, yield its topics and the clock on its events topic.
+    once it has folded a first message and gone quiet, yield its topics and the clock on its events topic.
     ``pids`` is filled with each role's process id."""
     workdir = Path(tempfile.mkdtemp(prefix="om-bench-worker-"))
     process = WorkerProcess(BOOTSTRAP, f"bench-{uuid.uuid4().hex[:8]}", config, workdir,
                             extra_env={"OM_LLM_CONCURRENCY": "4"})  # the default, not the tests' 1
     try:
+        handles = []
         for role in roles:
             handle = await asyncio.to_thread(process.start, role)
+            handles.append(handle)
             if pids is not None and handle.proc is not None:
                 pids[role] = handle.proc.pid
         topics = Topics.for_prefix(process.prefix)
@@ -98,6 +112,7 @@ async def running_worker(config: dict[str, Any], roles: tuple[str, ...] = ("all"
                                created_at=1, parts=[{"type": "text", "text": "hello"}])
             await produce(BOOTSTRAP, topics.messages, keyed([warm]))
             await arrivals.wait_all(["warm-up"], deadline_s=120)
+            await settled([h.proc.pid for h in handles if h.proc is not None])
             yield topics, arrivals
     finally:
         process.stop()

@@ -19,9 +19,10 @@ Rules this file keeps (issue 24):
   never prompt or answer text, never the key — and counts in the metrics (streams/metrics.py) by
   role and model. litellm prints nothing to stdout.
 
-litellm is imported on the first call, in a thread: its import is most of a worker's start-up
-(seconds of CPU), and the processor, which never calls a model, must not wait for it after a
-restart; done on the event loop it would stall every agent meanwhile.
+litellm is imported in a thread, by the ``llm`` role as it starts (:meth:`LiteLLMClient.load`) or
+else on the first call: its import is most of a worker's start-up (seconds of CPU), and the
+processor, which never calls a model, must not wait for it after a restart; done on the event loop
+it would stall every agent meanwhile.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ class LiteLLMClient:
     @tracing.traced_call
     async def complete(self, call: ModelCall) -> ModelReply:
         if self._completion is None:
-            await self._load()
+            await self.load()
         kwargs = self.request_kwargs(call)
         reply = await self._send(call, kwargs)
         if reply.finish_reason != "length" or call.cut_off_ok:
@@ -121,8 +122,11 @@ class LiteLLMClient:
             raise self._cut_off(call, {**kwargs, "max_tokens": raised}, total)
         return total
 
-    async def _load(self) -> Completion:
-        """litellm's ``acompletion``, imported once in a thread however many calls wait for it."""
+    async def load(self) -> Completion:
+        """litellm's ``acompletion``, imported once in a thread however many calls wait for it (the
+        ``llm`` role starts it as the worker starts: streams/app.py)."""
+        if self._completion is not None:  # given, or loaded before
+            return self._completion
         if self._loading is None:
             self._loading = asyncio.ensure_future(asyncio.to_thread(_litellm_completion))
         self._completion = await asyncio.shield(self._loading)
