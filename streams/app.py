@@ -56,6 +56,7 @@ from streams.hooks.redaction import redactor_for
 from streams.hooks.transform import load_hooks
 from streams.idle_schedule import IdleSchedule
 from streams.call_shutdown import CallShutdown
+from streams.commit_pace import CommitPace
 from streams.internal_topics import (
     MAX_RECORD_BYTES, STATE_TABLE, Role, app_id, changelog_config, changelog_topic, install_assignment_guard,
 )
@@ -127,17 +128,18 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     fence = asyncio.Lock()
     shutdown = CallShutdown()
     app.om_call_shutdown = shutdown  # type: ignore[attr-defined]  # the worker calls begin() on SIGTERM
-    _install_commit_fence(app, settings, fence, shutdown)
+    pace = CommitPace(settings.commit_interval_ms / 1000)
+    _install_commit_fence(app, settings, fence, shutdown, pace)
     _install_metrics_page(app)
     if role in ("all", "processor"):
         guard = StallGuard(app, settings)
         guard.install()
-        _install_processor(app, settings, config, topics, fence, guard)
+        _install_processor(app, settings, config, topics, fence, guard, pace)
         if embedded.is_embedded(settings):
             embedded.install(app, settings, config)
     if role in ("all", "llm"):
         _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient.from_settings(settings, config),
-                            fence, shutdown)
+                            fence, shutdown, pace)
     return app
 
 
@@ -152,7 +154,8 @@ def _install_metrics_page(app: faust.App) -> None:
         return self.bytes(body, headers={"Content-Type": content_type})
 
 
-def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock, shutdown: CallShutdown) -> None:
+def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock, shutdown: CallShutdown,
+                          pace: CommitPace) -> None:
     """Every commit waits for the fence — ours on a timer, and Faust's own: during a rebalance its
     ``wait_empty`` commits while agents still work, which without the fence could commit half a
     processor batch, or an LLM result whose job is not yet acked (the new owner re-runs the job).
@@ -179,13 +182,19 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
         commit_offsets.install(consumer)
         consumer._om_fenced = True  # type: ignore[attr-defined]
 
-    @app.timer(interval=settings.commit_interval_ms / 1000, on_leader=False)
+    @app.task
     async def commit_between_batches() -> None:
-        await app.consumer.commit()
+        """Commits when one is due (streams/commit_pace.py), looking when a batch or a result asks
+        and every half interval: never inside an agent, whose commit would wait for its own stream."""
+        while True:
+            await pace.asked()
+            if pace.due():
+                pace.committing()
+                await app.consumer.commit()
 
 
 def _install_processor(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
-                       fence: asyncio.Lock, guard: StallGuard) -> None:
+                       fence: asyncio.Lock, guard: StallGuard, pace: CommitPace) -> None:
     inputs = app.topic(*topics.inputs, key_serializer="raw", value_serializer="raw",
                        partitions=settings.partitions)
     changelog = app.topic(changelog_topic(app.conf.id), key_serializer="json",  # created by streams/worker.py
@@ -233,6 +242,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                     await stream.ack(event)
                 for record in records:  # acked in order and all at once: the guard may expect them committed
                     guard.acked(record.topic, record.partition, record.offset)
+                pace.ask()  # after a quiet spell: visible now, not at the next tick (streams/commit_pace.py)
 
     @app.timer(interval=settings.idle_check_seconds, on_leader=False)
     async def idle_ticks() -> None:
@@ -288,7 +298,7 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
 
 def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
                         out: dict[str, faust.TopicT], llm: Any, fence: asyncio.Lock,
-                        shutdown: CallShutdown) -> None:
+                        shutdown: CallShutdown, pace: CommitPace) -> None:
     """The model call runs outside the fence (it may take minutes); its result and the job's ack go
     inside it, so no commit takes one without the other — except behind a slower job of the same
     partition, whose offset the commit may not pass (streams/commit_offsets.py): the result then
@@ -307,6 +317,18 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
             except Exception as error:  # noqa: BLE001 - the job's ack must not commit without its result
                 restart_in_place("om.llm.delivery_failed", error=error_name(error), kind=topic)
             await stream.ack(event)
+        pace.ask()
+
+    @app.task
+    async def load_model_library() -> None:
+        """The model library's import (seconds of CPU, in a thread) as the worker starts, not in the
+        first job's time: a job that makes an agent wait should not wait for an import too."""
+        load = getattr(llm, "load", None)  # test doubles have none
+        if load is not None:
+            try:
+                await load()
+            except Exception as error:  # noqa: BLE001 - the first call tries again and fails with its reason
+                log.warning("om.llm.load_failed", extra={"error": error_name(error)})
 
     @app.agent(out[topics.jobs], name="om-llm", concurrency=settings.llm_concurrency)
     async def om_llm(stream: faust.StreamT) -> None:

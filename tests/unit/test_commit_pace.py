@@ -1,0 +1,73 @@
+"""When the worker commits (streams/commit_pace.py): at once when asked after a quiet interval, else
+at most once per interval, and unasked only as a slow sweep."""
+
+from __future__ import annotations
+
+import asyncio
+
+from streams.commit_pace import SWEEP_INTERVALS, CommitPace
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_asked_work_after_a_quiet_spell_commits_at_once() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    pace.committing()  # the first sweep
+    clock.now += 0.5
+    assert not pace.due(), "nothing asked, no sweep due: no commit"
+    pace.ask()
+    assert pace.due()
+
+
+def test_work_asked_right_after_a_commit_waits_for_the_interval() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    pace.ask()
+    pace.committing()
+    pace.ask()
+    clock.now += 0.125 - 1 / 256
+    assert not pace.due()
+    clock.now += 1 / 256
+    assert pace.due()
+
+
+def test_under_load_commits_come_once_per_interval() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)  # binary fractions: exact sums
+    commits = 0
+    for _ in range(1_024):  # a batch every 1/256 s for 4 s
+        clock.now += 1 / 256
+        pace.ask()
+        if pace.due():
+            pace.committing()
+            commits += 1
+    assert commits == 32
+
+
+def test_with_nothing_asked_a_sweep_commits_every_few_intervals() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    pace.committing()
+    clock.now += SWEEP_INTERVALS * 0.125 - 1 / 256
+    assert not pace.due()
+    clock.now += 1 / 256
+    assert pace.due()
+
+
+def test_the_committer_wakes_when_asked_not_at_its_tick() -> None:
+    async def scenario() -> bool:
+        pace = CommitPace(3_600.0)  # a tick an hour away
+        waiter = asyncio.ensure_future(pace.asked())
+        await asyncio.sleep(0)
+        pace.ask()
+        await asyncio.wait_for(waiter, 5)
+        return pace.due()
+
+    assert asyncio.run(scenario())
