@@ -1,40 +1,51 @@
-"""The state changelog: each key's state without its window's bodies, and each body written once.
+"""The state changelog: each key's state as small records, each written when what it holds changed.
 
 Issue 20 item 2: a batch used to write every touched key's whole :class:`KeyState` to the changelog,
 unobserved window included, so the bytes written per message grew with the window (131 KiB per
-write on a 2,000-message thread, 76 % of it message bodies the messages topic already holds).
+write on a 2,000-message thread, 76 % of it message bodies the messages topic already holds); then
+its record and its lists of token counts and cycle ids, written whole, still grew with the thread.
 
 Rules this module keeps:
 
-* **Four record kinds on the one compacted changelog** Faust recovers, keyed by JSON strings:
-  ``<lookup key>`` → the state without its record and observed ids, and with its window as ids
-  (``{"idle": hint, "window_ids": [...], "state": ...}``; the hint: streams/idle_schedule.py), a
-  tombstone deletes the key;
-  ``\\0r\\0<lookup key>`` → the key's :class:`OMRecord` (observations, chunks), written when it changed;
-  ``\\0m\\0<lookup key>\\0<message id>`` → one window message, written when it enters the window (or
-  is updated there) and tombstoned when it leaves;
-  ``\\0o\\0<lookup key>\\0<message id>`` → an observed id's event time, written when the message is
-  observed and tombstoned when the duplicate memory forgets it.
-  Ids never hold control characters (schemas' ``Identifier``), so these keys never name a lookup key.
-* **Bytes per message are O(that message)**: a batch writes its keys' slim states, the records that
-  a cycle changed, and one record (or tombstone) per message that entered, changed, left the window
-  or the observed ids (:func:`writes`). What still grows with a thread is bounded: the window's
-  token counts (a number per message) and the last 256 applied cycle ids.
-* **A recovered state has every body it names.** A state and its bodies are written in the batch's
-  transaction; a body is tombstoned only when its message left the window, in the transaction of the
-  state that no longer names it. Recovery reads committed records only.
+* **Record kinds on the one compacted changelog** Faust recovers, keyed by JSON strings (their
+  shapes, map and chain: streams/changelog_parts.py):
+  ``<lookup key>`` → the slim state: the state without its collections, with the last id and the
+  count of each chain (``{"idle": hint, "chains": {...}, "state": ...}``; the hint:
+  streams/idle_schedule.py), written every batch; a tombstone deletes the key;
+  ``\\0m\\0<lookup key>\\0<message id>`` → a window message and its token count, in a chain (a window
+  holds an id once: the core replaces a message by its id): written when it enters the window (or
+  changes there), tombstoned when it leaves;
+  ``\\0o\\0<lookup key>\\0<message id>`` → an observed id's event time (a map): written when the
+  message is observed, tombstoned when the duplicate memory forgets it;
+  ``\\0a\\0<lookup key>\\0<cycle id>`` → an applied cycle id (a chain): written when the cycle is
+  applied, tombstoned when it falls out of the last 256;
+  ``\\0f\\0<lookup key>\\0<cycle id>`` → an in-flight job (a chain);
+  ``\\0t\\0<lookup key>\\0<thread id>`` → a thread's hints, title and values (a map);
+  the record's own kinds (``\\0r\\0``, ``\\0x\\0``, ``\\0c\\0``): streams/record_parts.py.
+  A lookup key holds no control character (schemas' ``LookupKey``), so a key starting with ``\\0`` is
+  never a lookup key, and ``<family><lookup key>\\0`` prefixes that key's records alone.
+* **Bytes per message are O(that message)**: a batch writes its keys' slim states and, for each
+  collection that changed, the items that are new or changed and tombstones for the ones gone
+  (:func:`writes`). A collection whose ids cannot key a chain (a cycle id twice, a token count for a
+  message not in the window; the core makes neither) stays in the slim state, so every state reads
+  back equal to the state written.
+* **A recovered state has every item it names.** A state and its items are written in the batch's
+  transaction, the slim state last; an item is tombstoned only in the transaction of a state that no
+  longer names it. Recovery reads committed records only.
 * **Recovery only puts records** into the process's local copy of the changelog
   (streams/state_store.py), newest last; a state is assembled from its records when it is used
   (:func:`read_state`), so a partition Faust kept through a rebalance and re-reads from where it
-  was finds the bodies it read before, and recovering a million keys decodes none of them.
-* **An older worker's full state is still read**; its bodies were never written on their own, so the
-  key's next write writes its whole window (``unwritten``).
+  was finds the items it read before, and recovering a million keys decodes none of them.
+* **An older worker's records are still read**: a whole state, or a slim state naming its window by
+  ids beside a whole record. Neither has this form's items, so the key's next write writes every
+  item of its state (``unwritten``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +53,29 @@ import faust
 import orjson
 from faust.stores.memory import Store as MemoryStore
 
-from processors.machine import KeyState
+from processors.machine import InFlight, KeyState
 from schemas.messages import ChatMessage
-from streams import metrics
+from schemas.record import ThreadMeta
+from streams.changelog_parts import (Part, chain_head, chain_parts, chainable, map_parts, read_chain, read_map,
+                                     report_missing)
 from streams.idle_schedule import IdleSchedule
+from streams.record_parts import FAMILIES as RECORD_FAMILIES
+from streams.record_parts import HEAD as RECORD
+from streams.record_parts import read_record, record_parts
 from streams.state_store import PartStore, SpilledStates, open_parts
 
 log = logging.getLogger(__name__)
 
-BODY, RECORD, OBSERVED = "\x00m\x00", "\x00r\x00", "\x00o\x00"
-_HINTED = b'{"idle":"'
-_SLIM = {"window", "record", "observed"}
+BODY, OBSERVED, APPLIED, FLIGHT, THREAD = "\x00m\x00", "\x00o\x00", "\x00a\x00", "\x00f\x00", "\x00t\x00"
+FAMILIES = (BODY, OBSERVED, APPLIED, FLIGHT, THREAD, *RECORD_FAMILIES)
+_ID = attrgetter("id")
+# the chained collections besides the window: field -> (family, an item's id, its payload, the item read back)
+CHAINS: dict[str, tuple[str, Callable[[Any], str], Callable[[Any], bytes], Callable[[str, bytes], Any]]] = {
+    "applied_cycles": (APPLIED, str, lambda cycle_id: b"", lambda cycle_id, _: cycle_id),
+    "in_flight": (FLIGHT, attrgetter("cycle_id"), InFlight.to_bytes, lambda _, payload: orjson.loads(payload)),
+}
+_HINTED, _CHAINED = b'{"idle":"', b'","chains":'
+_AWAY = frozenset({"window", "record", "observed", "threads", "message_tokens", *CHAINS})
 Write = tuple[bytes, bytes | None]  # (JSON key, value or tombstone)
 
 
@@ -61,38 +84,49 @@ def body_key(key: str, message_id: str) -> str:
 
 
 def encode_state(state: KeyState, idle: str = "") -> bytes:
-    ids = orjson.dumps([m.id for m in state.window])
-    slim = state.__pydantic_serializer__.to_json(state, exclude_none=True, exclude=_SLIM)
-    return _HINTED + idle.encode() + b'","window_ids":' + ids + b',"state":' + slim + b"}"
+    """The slim state record of ``state``; ``idle``: the idle schedule's hint."""
+    kept = set()  # collections the slim state holds itself
+    chains = {"window": [state.window[-1].id, len(state.window)]} if state.window else {}
+    if not state.message_tokens.keys() <= set(map(_ID, state.window)):
+        kept.add("message_tokens")
+    for field, (_, ident, _, _) in CHAINS.items():
+        items = _chained(state, field)
+        if items is None:
+            kept.add(field)
+        elif items:
+            chains[field] = chain_head(items, ident)
+    slim = state.__pydantic_serializer__.to_json(state, exclude_none=True, exclude=_AWAY - kept)
+    return _HINTED + idle.encode() + _CHAINED + orjson.dumps(chains) + b',"state":' + slim + b"}"
 
 
-def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole_window: bool = False,
+def writes(key: str, before: KeyState | None, after: KeyState | None, *, whole: bool = False,
            idle: str = "") -> list[Write]:
     """What the changelog needs for ``key`` moving from ``before`` (as last written) to ``after``
-    (None: deleted). ``whole_window``: ``before``'s bodies were never written on their own;
-    ``idle``: the idle schedule's hint for ``after`` (streams/idle_schedule.py)."""
+    (None: deleted). ``whole``: the changelog holds ``before`` in an older form; ``idle``: the idle
+    schedule's hint for ``after`` (streams/idle_schedule.py)."""
     return [(orjson.dumps(part), value) for part, value in
-            changed_parts(key, before, after, whole_window=whole_window, idle=idle)]
+            changed_parts(key, before, after, whole=whole, idle=idle)]
 
 
-def changed_parts(key: str, before: KeyState | None, after: KeyState | None, *, whole_window: bool = False,
-                  idle: str = "") -> list[tuple[str, bytes | None]]:
+def changed_parts(key: str, before: KeyState | None, after: KeyState | None, *, whole: bool = False,
+                  idle: str = "") -> list[Part]:
     """:func:`writes` with each changelog key as its string (what the local store is keyed by)."""
-    out: list[tuple[str, bytes | None]] = []
-    if before is None or after is None or whole_window or after.window is not before.window:  # else: unchanged
-        had = {} if before is None or whole_window else {m.id: m for m in before.window}
-        has = {} if after is None else {m.id: m for m in after.window}
-        out += [(body_key(key, mid), None) for mid in had if mid not in has]
-        out += [(body_key(key, mid), m.to_bytes()) for mid, m in has.items() if had.get(mid) is not m]
-    seen = {} if before is None or whole_window else before.observed
-    sees = {} if after is None else after.observed
-    if sees is not seen:
-        out += [(f"{OBSERVED}{key}\x00{mid}", None) for mid in seen if mid not in sees]
-        out += [(f"{OBSERVED}{key}\x00{mid}", b"%d" % at) for mid, at in sees.items() if seen.get(mid) != at]
-    if after is None:
-        out.append((RECORD + key, None))
-    elif before is None or whole_window or after.record is not before.record:  # unchanged: the same object
-        out.append((RECORD + key, after.record.to_bytes()))
+    out: list[Part] = []
+
+    def changed(field: str) -> bool:  # fields are replaced, never written: unchanged is the same object
+        return before is None or after is None or whole or getattr(after, field) is not getattr(before, field)
+
+    if changed("window") or changed("message_tokens"):
+        out += _window_parts(key, before, after, whole)
+    for field, family, encode in (("observed", OBSERVED, b"%d".__mod__), ("threads", THREAD, ThreadMeta.to_bytes)):
+        if changed(field):
+            out += map_parts(f"{family}{key}\x00", getattr(before, field, {}), getattr(after, field, {}), encode, whole)
+    for field, (family, ident, encode, _) in CHAINS.items():
+        if changed(field):
+            out += chain_parts(f"{family}{key}\x00", _chained(before, field) or (), _chained(after, field) or (),
+                               ident, encode, whole)
+    if changed("record"):
+        out += record_parts(key, getattr(before, "record", None), getattr(after, "record", None), whole)
     out.append((key, None if after is None else encode_state(after, idle)))
     return out
 
@@ -103,29 +137,31 @@ def read_state(parts: PartStore, key: str) -> KeyState | None:
     if raw is None:
         return None
     wrapper = orjson.loads(raw)
-    record = parts.get(RECORD + key)
-    window, missing = [], 0
-    for mid in wrapper["window_ids"]:
-        body = parts.get(body_key(key, mid))
-        if body is None:
-            missing += 1
-        else:
-            window.append(ChatMessage.from_obj(orjson.loads(body)))
-    if missing:  # not expected: every body is written in its state's transaction
-        log.error("om.recovery.missing_bodies", extra={"messages": missing})
-        metrics.failure("missing-window-bodies", missing)
-    prefix = f"{OBSERVED}{key}\x00"
-    observed = {k[len(prefix):]: int(v) for k, v in parts.scan(prefix)}
-    return KeyState.from_obj({**wrapper["state"], "record": None if record is None else orjson.loads(record),
-                              "window": window, "observed": observed})
+    state = {**wrapper["state"], "record": read_record(parts, key),
+             "observed": {k: int(v) for k, v in read_map(parts, f"{OBSERVED}{key}\x00").items()}}
+    if "window_ids" in wrapper:  # an older worker's: its window by ids, its other collections in the state
+        return KeyState.from_obj({**state, "window": _bodies(parts, key, wrapper["window_ids"])})
+    chains = wrapper["chains"]
+    window, tokens = [], {}
+    for mid, payload in read_chain(parts, f"{BODY}{key}\x00", chains["window"]) if "window" in chains else ():
+        count, _, body = payload.partition(b"\n")
+        window.append(ChatMessage.from_obj(orjson.loads(body)))
+        if count:
+            tokens[mid] = int(count)
+    state.setdefault("message_tokens", tokens)
+    state["threads"] = {k: orjson.loads(v) for k, v in read_map(parts, f"{THREAD}{key}\x00").items()}
+    for field, (family, _, _, decode) in CHAINS.items():
+        if field in chains:
+            state[field] = [decode(i, p) for i, p in read_chain(parts, f"{family}{key}\x00", chains[field])]
+    return KeyState.from_obj({**state, "window": window})
 
 
 def drop_parts(parts: PartStore, key: str) -> None:
     """Remove every record of ``key`` from ``parts``."""
     parts.put(key, None)
     parts.put(RECORD + key, None)
-    parts.drop_range(f"{BODY}{key}\x00")
-    parts.drop_range(f"{OBSERVED}{key}\x00")
+    for family in FAMILIES:
+        parts.drop_range(f"{family}{key}\x00")
 
 
 def idle_hint(raw: bytes) -> str:
@@ -133,6 +169,41 @@ def idle_hint(raw: bytes) -> str:
     if not raw.startswith(_HINTED):
         return ""
     return raw[len(_HINTED):raw.index(b'"', len(_HINTED))].decode()
+
+
+def current(raw: bytes) -> bool:
+    """Whether a slim state record is in this form (not an older worker's)."""
+    return raw.startswith(_HINTED) and raw.startswith(_CHAINED, raw.index(b'"', len(_HINTED)))
+
+
+def _window_parts(key: str, before: KeyState | None, after: KeyState | None, whole: bool) -> list[Part]:
+    """The window's bodies, each with its token count (a count that changed writes its body again)."""
+    old, new = getattr(before, "window", ()), getattr(after, "window", ())
+    tokens = getattr(after, "message_tokens", {})
+    had = getattr(before, "message_tokens", {})
+    dirty = {i for i, _ in tokens.items() ^ had.items()} if tokens is not had else ()
+
+    def body(message: ChatMessage) -> bytes:
+        count = tokens.get(message.id)
+        return (b"" if count is None else b"%d" % count) + b"\n" + message.to_bytes()
+
+    return chain_parts(f"{BODY}{key}\x00", old, new, _ID, body, whole, dirty)
+
+
+def _chained(state: KeyState | None, field: str) -> tuple[Any, ...] | None:
+    """A chained collection (None: its ids cannot key a chain; the slim state keeps it)."""
+    if state is None:
+        return ()
+    items = getattr(state, field)
+    return items if chainable(list(map(CHAINS[field][1], items))) else None
+
+
+def _bodies(parts: PartStore, key: str, ids: list[str]) -> list[ChatMessage]:
+    """An older worker's window: its bodies by id (plain messages)."""
+    found = [parts.get(body_key(key, mid)) for mid in ids]
+    if None in found:  # not expected: every body is written in its state's transaction
+        report_missing(BODY, found.count(None))
+    return [ChatMessage.from_obj(orjson.loads(b)) for b in found if b is not None]
 
 
 class _Store(MemoryStore):
@@ -150,14 +221,14 @@ class LocalChangelog:
 
     def __init__(self, states: SpilledStates, schedule: IdleSchedule, key_partition: dict[str, int]) -> None:
         self.states, self.schedule, self.key_partition = states, schedule, key_partition
-        self.unwritten: set[str] = set()  # keys whose bodies the changelog does not hold on their own
+        self.unwritten: set[str] = set()  # keys whose items the changelog holds in an older form
 
     def recover(self, key: str, partition: int, raw: bytes | None) -> None:
         """One changelog record read by recovery (committed records only, in log order)."""
         states, parts = self.states, self.states.parts
         if key.startswith("\x00"):
             parts.put(key, raw)
-            states.recovered(key[3:].partition("\x00")[0] if key.startswith((BODY, OBSERVED)) else key[len(RECORD):])
+            states.recovered(key[3:].partition("\x00")[0])
             return
         if raw is None:
             states.discard(key)
@@ -169,22 +240,25 @@ class LocalChangelog:
         if raw.startswith((_HINTED, b'{"window_ids":')):
             parts.put(key, raw)
             states.recovered(key, present=True)
-            self.unwritten.discard(key)
+            if current(raw):
+                self.unwritten.discard(key)
+            else:  # an older worker's slim state: its next write writes every item
+                self.unwritten.add(key)
             self.schedule.recovered(key, idle_hint(raw))
             return
-        state = KeyState.from_obj(orjson.loads(raw))  # an older worker's whole state: its parts, and
-        parts.drop_range(f"{OBSERVED}{key}\x00")  # its observed ids replace any read before
+        state = KeyState.from_obj(orjson.loads(raw))  # an older worker's whole state: its parts
+        drop_parts(parts, key)  # replace any read before
         for part_key, value in changed_parts(key, None, state):
             parts.put(part_key, value)
         states.recovered(key, present=True)
-        self.unwritten.add(key)  # the changelog has no bodies of it: the next write writes them all
+        self.unwritten.add(key)  # the changelog has no items of it: the next write writes them all
         self.schedule.recovered(key, "")
 
     def writes(self, key: str, before: KeyState | None, after: KeyState | None) -> list[Write]:
         """What the changelog needs for ``key``'s change, put in the local parts as it is returned."""
         whole = key in self.unwritten
         self.unwritten.discard(key)
-        changed = changed_parts(key, before, after, whole_window=whole, idle=self.schedule.written(key, after))
+        changed = changed_parts(key, before, after, whole=whole, idle=self.schedule.written(key, after))
         put = self.states.parts.put
         for part_key, value in changed:
             put(part_key, value)
