@@ -3,7 +3,8 @@
 Most batches of a live conversation add a message or two to a key and nothing else (the processor's
 answer, a status event, comes in the next batch). Recomputing such a key's row from the tables runs
 five queries (:func:`streams.sink.contexts.context_rows`); this takes the stored row and appends the
-batch's messages to its window, after two primary-key queries for all such keys. Rules this file keeps:
+batch's messages to its window, after one primary-key query for all such keys and one for their
+stored rows (none when the sink remembers them: streams/sink/row_cache.py). Rules this file keeps:
 
 * **The same row a recompute would write, or none.** A key is appended to only when the tables show
   that a recompute could not differ: each of its batch messages is new (no other version of it
@@ -18,7 +19,7 @@ batch's messages to its window, after two primary-key queries for all such keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -46,10 +47,12 @@ WHERE (resource_id, lookup_key) IN {keys:Array(Tuple(String, String))}
 """
 
 
-def appended_rows(client: Client, keys: Sequence[ResourceKey], messages: Iterable[Sequence[Any]]
+def appended_rows(client: Client, keys: Sequence[ResourceKey], messages: Iterable[Sequence[Any]],
+                  stored_rows: Callable[[Sequence[ResourceKey]], list[list[Any] | None]] | None = None
                   ) -> tuple[list[list[Any]], list[ResourceKey]]:
     """The rows of ``keys`` with the batch's ``messages`` (``om_messages`` rows) appended, without a
-    new version or status yet; and the keys that need a full recompute instead."""
+    new version or status yet; and the keys that need a full recompute instead. ``stored_rows``
+    gives the keys' stored rows (default: one query)."""
     if not keys:
         return [], []
     wanted = set(keys)
@@ -62,12 +65,13 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], messages: Iterabl
             if ident not in newest or row[_VERSION] > newest[ident][_VERSION]:
                 newest[ident] = row
     doubtful = _doubtful(client, keys, newest, batch_versions)
-    stored = queries.stored_context_rows(client, [k for k in keys if k not in doubtful])
+    kept = [k for k in keys if k not in doubtful]
+    stored = (stored_rows or (lambda ks: queries.stored_context_rows(client, ks)))(kept)
     by_key: dict[ResourceKey, list[Sequence[Any]]] = {}
     for row in newest.values():
         by_key.setdefault((row[_RESOURCE], row[_KEY]), []).append(row)
     rows, full = [], list(doubtful)
-    for key, row in zip([k for k in keys if k not in doubtful], stored, strict=True):
+    for key, row in zip(kept, stored, strict=True):
         appended = _append(row, by_key.get(key, [])) if row is not None else None
         if appended is None:
             full.append(key)

@@ -36,6 +36,8 @@ from clickhouse_connect.driver.client import Client
 from streams.reader import queries
 from streams.reader.queries import ResourceKey, WindowRequest
 from streams.sink.context_appends import appended_rows
+from streams.sink.inserts import insert
+from streams.sink.row_cache import Pinned, RowCache
 
 CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "status_at", "status_offset",
                    "windows", "message_threads", "speaking_threads", "version")
@@ -49,6 +51,8 @@ _EVENT_AT, _EVENT_TYPE, _EVENT_PAYLOAD, _EVENT_OFFSET = 5, 3, 8, 9
 
 Announce = Callable[[Sequence[Sequence[Any]]], None]
 """Handed the rows just inserted, in ``CONTEXT_COLUMNS`` order (the embedded reader's cache)."""
+StoredRows = Callable[[Sequence[ResourceKey]], list[list[Any] | None]]
+"""Each key's stored ``om_contexts`` row (undecoded), or None."""
 Stored = Callable[[Sequence[Sequence[Any]]], None]
 """Handed the ``om_events`` rows just inserted, after their keys' context rows (the embedded reader's waits)."""
 
@@ -108,11 +112,11 @@ def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[S
     return rows
 
 
-def _with_new_status(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]]
+def _with_new_status(stored_rows: StoredRows, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]]
                      ) -> tuple[list[list[Any]], list[ResourceKey]]:
     """Rows whose only change is the status: the stored row with the newest status, and the keys
     that have no stored row yet (those are computed in full)."""
-    stored = queries.stored_context_rows(client, keys)
+    stored = stored_rows(keys)
     rows = _restamped([row for row in stored if row is not None], events)
     return rows, [key for key, row in zip(keys, stored, strict=True) if row is None]
 
@@ -130,30 +134,47 @@ def _restamped(rows: list[list[Any]], events: Iterable[Sequence[Any]]) -> list[l
 
 def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]] = (),
                        announce: Announce | None = None, status_only: Sequence[ResourceKey] = (),
-                       appended: Sequence[ResourceKey] = (), messages: Sequence[Sequence[Any]] = ()) -> int:
+                       appended: Sequence[ResourceKey] = (), messages: Sequence[Sequence[Any]] = (),
+                       cache: RowCache | Pinned | None = None) -> int:
     """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
     travel as query parameters), of ``status_only`` (keys only ``events`` touch: their stored
     row with the newest status, one query), and of ``appended`` (keys only ``messages`` and
     ``events`` touch: their stored row with the messages appended, when that is certain to equal
-    a recompute); then hand them to ``announce``."""
+    a recompute); then hand them to ``announce``. The stored rows of the shortcuts come from
+    ``cache`` when it holds them (streams/sink/row_cache.py), which then learns the rows inserted."""
     rows: list[list[Any]] = []
     full = list(keys)
+    stored_rows = _stored_rows(client, cache)
     for start in range(0, len(status_only), MAX_KEYS):
-        updated, missing = _with_new_status(client, status_only[start:start + MAX_KEYS], events)
+        updated, missing = _with_new_status(stored_rows, status_only[start:start + MAX_KEYS], events)
         rows += updated
         full += missing
     for start in range(0, len(appended), MAX_KEYS):
-        extended, doubtful = appended_rows(client, appended[start:start + MAX_KEYS], messages)
+        extended, doubtful = appended_rows(client, appended[start:start + MAX_KEYS], messages, stored_rows)
         rows += _restamped(extended, events)
         full += doubtful
     rows += [row for start in range(0, len(full), MAX_KEYS)
              for row in context_rows(client, full[start:start + MAX_KEYS], events)]
     if not rows:
         return 0
-    client.insert("om_contexts", rows, column_names=list(CONTEXT_COLUMNS))
+    insert(client, "om_contexts", rows, CONTEXT_COLUMNS)
+    if cache is not None:
+        cache.inserted(rows)
     if announce is not None:
         announce(rows)
     return len(rows)
+
+
+def _stored_rows(client: Client, cache: RowCache | Pinned | None) -> StoredRows:
+    """Stored rows by key: remembered ones from ``cache``, the others in one query."""
+    def stored(keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
+        found = cache.get(keys) if cache is not None else [None] * len(keys)
+        missing = [key for key, row in zip(keys, found, strict=True) if row is None]
+        if missing:
+            fetched = iter(queries.stored_context_rows(client, missing))
+            found = [row if row is not None else next(fetched) for row in found]
+        return found
+    return stored
 
 
 _MISSING = """

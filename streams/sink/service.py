@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka.errors import CommitFailedError, IllegalStateError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 from clickhouse_connect.driver.client import Client
@@ -55,6 +55,7 @@ from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.contexts import Announce, Stored
+from streams.sink.row_cache import RowCache
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
 from streams.stored_messages import NotMaterialised
@@ -100,6 +101,7 @@ class Sink:
         self.topics = topics
         self.options = options or SinkOptions()
         self.stats = SinkStats()
+        self.rows_cache = RowCache()  # the context rows it wrote last (streams/sink/row_cache.py)
         self._converters: dict[str, Callable[[ConsumerRecord], Rows]] = {
             topics.messages: lambda r: message_rows(r.key, r.value, r.offset, self.options.redactor,
                                                     self.options.scope),
@@ -138,7 +140,8 @@ class Sink:
             **self.options.consumer,
         )
         slot = self._member_slot()
-        consumer.subscribe(list(self._converters), listener=None if slot is None else MemberListener(slot, consumer))
+        consumer.subscribe(list(self._converters), listener=_Revocations(
+            self.rows_cache, None if slot is None else MemberListener(slot, consumer)))
         if slot is not None:  # a predecessor killed -9 leaves now, not a session later
             await leave_for_predecessor(self.bootstrap, slot)
         try:
@@ -245,7 +248,7 @@ class Sink:
         while True:
             try:
                 self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted],
-                                                          self.options.announce, self.options.stored)
+                                                          self.options.announce, self.options.stored, self.rows_cache)
                 return
             except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
                 if await self._clickhouse_healthy() and len(converted) > 0:
@@ -288,7 +291,7 @@ class Sink:
         for record, rows in converted:
             try:
                 self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows], self.options.announce,
-                                                           self.options.stored)
+                                                           self.options.stored, self.rows_cache)
             except Exception as error:  # noqa: BLE001 - decided by the health probe below
                 if not await self._clickhouse_healthy():
                     raise
@@ -340,6 +343,23 @@ class Sink:
         self.stats.dead_letters += 1
         log.warning("sink.dead_letter", extra={"topic": record.topic, "partition": record.partition,
                                                "offset": record.offset, "stage": stage, "field": letter.field})
+
+
+class _Revocations(ConsumerRebalanceListener):
+    """Drops the sink's memory of its context rows when partitions are revoked (another sink may
+    write their rows next), and records the member id when the sink has a slot."""
+
+    def __init__(self, cache: RowCache, member: MemberListener | None) -> None:
+        self.cache, self.member = cache, member
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        self.cache.forget()
+        if self.member is not None:
+            await self.member.on_partitions_revoked(revoked)
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        if self.member is not None:
+            await self.member.on_partitions_assigned(assigned)
 
 
 def _report_failure(on_failure: Callable[[BaseException], None] | None, task: asyncio.Task[None]) -> None:

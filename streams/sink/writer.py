@@ -27,7 +27,9 @@ from collections.abc import Sequence
 from clickhouse_connect.driver.client import Client
 
 from schemas.deltas import KeyDeleted
+from streams.sink.inserts import insert
 from streams.sink.contexts import Announce, Stored, touched, write_context_rows
+from streams.sink.row_cache import Pinned, RowCache
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
 
 log = logging.getLogger(__name__)
@@ -51,10 +53,21 @@ _DELETE_BY_KEY = (
 
 
 def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None,
-                stored: Stored | None = None) -> int:
+                stored: Stored | None = None, cache: RowCache | None = None) -> int:
     """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted.
     ``announce`` is handed the context rows written (the embedded reader's cache), ``stored`` the
-    event rows (its waits)."""
+    event rows (its waits); ``cache`` is the sink's memory of its context rows, forgotten when a
+    write fails (what landed is not known) and for a deleted key."""
+    try:
+        return _write(client, batch, announce, stored, cache.pinned() if cache is not None else None)
+    except BaseException:
+        if cache is not None:
+            cache.forget()
+        raise
+
+
+def _write(client: Client, batch: Sequence[Rows], announce: Announce | None, stored: Stored | None,
+           cache: Pinned | None) -> int:
     pending: dict[str, list[list]] = {}
     deleted: set[tuple[str, str]] = set()
     inserted = 0
@@ -62,32 +75,34 @@ def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None
         for table, rows in item.rows.items():
             pending.setdefault(table, []).extend(rows)
         if item.deletion is not None:
-            inserted += _insert(client, pending, deleted, announce, stored)
+            inserted += _insert(client, pending, deleted, announce, stored, cache)
             pending = {}
-            _delete(client, item.deletion)
             deleted = {(item.deletion.resource_id, item.deletion.key)}
-    return inserted + _insert(client, pending, deleted, announce, stored)
+            if cache is not None:
+                cache.forget(deleted)
+            _delete(client, item.deletion)
+    return inserted + _insert(client, pending, deleted, announce, stored, cache)
 
 
 def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]],
-            announce: Announce | None, stored: Stored | None) -> int:
+            announce: Announce | None, stored: Stored | None, cache: Pinned | None) -> int:
     """The rows in table order, then the touched keys' context rows, then the events."""
     count = 0
     for table in TABLE_ORDER:
         rows = pending.get(table)
         if rows and table != "om_events":
-            client.insert(table, rows, column_names=list(COLUMNS[table]))
+            insert(client, table, rows, COLUMNS[table])
             count += len(rows)
     events = pending.get("om_events", [])
     keys, status_only, appended = touched(pending)
     status_only -= deleted
     appended -= deleted
     write_context_rows(client, sorted((keys | deleted) - status_only - appended), events, announce,
-                       sorted(status_only), sorted(appended), pending.get("om_messages", ()))
+                       sorted(status_only), sorted(appended), pending.get("om_messages", ()), cache)
     if events:
         if stored is not None:  # the rows written show these events: a wait may end before their insert
             stored(events)
-        client.insert("om_events", events, column_names=list(COLUMNS["om_events"]))
+        insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
     return count
 

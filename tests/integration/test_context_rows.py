@@ -29,6 +29,7 @@ from streams.reader.fold_watch import FoldWatch
 from streams.reader.queries import stored_context_rows
 from streams.sink.contexts import backfill, context_rows
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
+from streams.sink.row_cache import RowCache
 from streams.sink.writer import write_batch
 from tests.integration.om_pipeline import (
     REFLECTIVE,
@@ -73,9 +74,12 @@ def fuzz_context(fuzz: SunkFuzz, now_ms: int):
     return replace(context, observed_through=state.record.last_observed_at)
 
 
+@pytest.mark.parametrize("remembered", [False, True], ids=["stored rows queried", "stored rows remembered"])
 @pytest.mark.parametrize("seed", SEEDS)
-async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn, seed, monkeypatch) -> None:
+async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn, seed, remembered, monkeypatch) -> None:
+    """``remembered``: the sink's memory of its rows (streams/sink/row_cache.py) serves the shortcuts."""
     fuzz = SunkFuzz(seed, steps=50)
+    rows_cache = RowCache() if remembered else None
     decide = harness.decide
     monkeypatch.setattr(harness, "decide", lambda *args: _tap(decide(*args), fuzz))
     client = database_client(clickhouse_dsn)
@@ -91,7 +95,7 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
                 fuzz.one_step(number)
         else:
             fuzz.answer(fuzz.jobs.pop(0), ok=True)
-        write_batch(client, fuzz.rows[written:], announce=cache.written)
+        write_batch(client, fuzz.rows[written:], announce=cache.written, cache=rows_cache)
         written = len(fuzz.rows)
         now = fuzz.clock + 86_400_000
         expected = fuzz_context(fuzz, now)
@@ -103,7 +107,7 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
         observed_states += bool(expected.continuation) and bool(expected.messages)
     assert observed_states >= 2, "the seed must be checked with observations and a window"
 
-    write_batch(client, fuzz.rows, announce=cache.written)  # a redelivery of everything
+    write_batch(client, fuzz.rows, announce=cache.written, cache=rows_cache)  # a redelivery of everything
     for reader in readers:
         assert await reader.context("t", "r", now_ms=now) == expected
 

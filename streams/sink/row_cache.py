@@ -1,0 +1,95 @@
+"""The sink's memory of the context rows it wrote last, so a shortcut needs no query for them.
+
+The two shortcuts of :mod:`streams.sink.contexts` (a key only events touched gets the newest status;
+a key only new messages touched gets them appended) start from the key's stored row, one
+primary-key query per batch (~2–3 ms of CPU embedded, a round trip on a server) on every flush of a
+live conversation. The row this process inserted last for a key is that stored row, as long as no
+other process wrote one since. Rules this file keeps:
+
+* **Only rows this sink inserted**, recorded after ClickHouse accepted them (:meth:`RowCache.inserted`).
+* **One writer per key.** Every topic the sink reads is keyed by lookup key, so the sink that owns a
+  key's partition is the only one writing its row. When partitions are revoked (a rebalance, another
+  sink may take them) the whole memory is dropped; so it is when a write fails (what landed is not
+  known) and for a deleted key. A row not remembered is read from the table, as before. A write
+  that was under way when everything was dropped records nothing (:meth:`RowCache.pinned`): its
+  rows may be of keys that are no longer this sink's.
+* **Bounded**: at most ``max_bytes`` of rows (their windows, the large part), least recently written
+  dropped first.
+* The writer's thread and the consumer's loop (revocations) both call it: one lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+ResourceKey = tuple[str, str]  # (resource id, lookup key), as streams.reader.queries names them
+_KEY, _RESOURCE = 0, 1  # indices in an om_contexts row (streams.sink.contexts.CONTEXT_COLUMNS)
+
+
+def _size(row: Sequence[Any]) -> int:
+    return 256 + sum(len(value) for value in row if isinstance(value, str))
+
+
+class RowCache:
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._rows: OrderedDict[ResourceKey, list[Any]] = OrderedDict()
+        self._bytes = 0
+        self._epoch = 0  # one more each time everything is dropped
+        self._lock = threading.Lock()
+
+    def pinned(self) -> Pinned:
+        """This memory for one write: what it inserts is recorded only if nothing was dropped meanwhile."""
+        return Pinned(self, self._epoch)
+
+    def get(self, keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
+        """Each key's last inserted row (a copy: callers change theirs), or None."""
+        with self._lock:
+            return [list(row) if (row := self._rows.get(key)) is not None else None for key in keys]
+
+    def inserted(self, rows: Iterable[Sequence[Any]], epoch: int | None = None) -> None:
+        with self._lock:
+            if epoch is not None and epoch != self._epoch:
+                return
+            for row in rows:
+                key = (row[_RESOURCE], row[_KEY])
+                old = self._rows.pop(key, None)
+                if old is not None:
+                    self._bytes -= _size(old)
+                self._rows[key] = list(row)
+                self._bytes += _size(row)
+            while self._bytes > self.max_bytes and self._rows:
+                _, dropped = self._rows.popitem(last=False)
+                self._bytes -= _size(dropped)
+
+    def forget(self, keys: Iterable[ResourceKey] | None = None) -> None:
+        """Drop ``keys`` (None: everything)."""
+        with self._lock:
+            if keys is None:
+                self._rows.clear()
+                self._bytes = 0
+                self._epoch += 1
+                return
+            for key in keys:
+                old = self._rows.pop(key, None)
+                if old is not None:
+                    self._bytes -= _size(old)
+
+
+class Pinned:
+    """A :class:`RowCache` as one write sees it (:meth:`RowCache.pinned`)."""
+
+    def __init__(self, cache: RowCache, epoch: int) -> None:
+        self._cache, self._epoch = cache, epoch
+
+    def get(self, keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
+        return self._cache.get(keys)
+
+    def inserted(self, rows: Iterable[Sequence[Any]]) -> None:
+        self._cache.inserted(rows, self._epoch)
+
+    def forget(self, keys: Iterable[ResourceKey] | None = None) -> None:
+        self._cache.forget(keys)
