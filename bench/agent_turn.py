@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -33,7 +32,7 @@ from aiokafka import AIOKafkaProducer
 
 from bench.corpus import WORDS
 from bench.stats import percentile, summary
-from bench.worker import BOOTSTRAP, settled
+from bench.worker import BOOTSTRAP, cpu_seconds, settled
 from schemas.messages import ChatMessage, TextPart
 from streams.harness.workers import WorkerProcess
 from streams.sdk import OMClient
@@ -47,11 +46,6 @@ T0 = 1_767_600_000_000
 
 def _text(words: int, turn: int, thread: int) -> str:
     return f"turn {turn} of {thread}: " + " ".join(WORDS[(turn * 5 + j * 3 + thread) % len(WORDS)] for j in range(words))
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, own: bool,
@@ -111,26 +105,16 @@ async def _gets(reader_url: str, paths: list[str], level: int, n: int) -> tuple[
         return samples, time.perf_counter() - wall0
 
 
-async def _quiet(pid: int, deadline_s: float = 60.0) -> None:
-    """Until the worker has finished the turns' work (observing, sinking): under 5% CPU for 0.5 s."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        cpu0 = _cpu_s(pid)
-        await asyncio.sleep(0.5)
-        if _cpu_s(pid) - cpu0 < 0.025:
-            return
-
-
 async def _reads(reader_url: str, pid: int, threads: list[tuple[str, str]], levels: list[int]) -> None:
     paths = [f"/v1/threads/{tid}/context?resource_id={rid}" for tid, rid in threads]
     print(f"\nthe read alone: GET context over HTTP, {len(threads)} threads (round robin)")
-    await _quiet(pid)
+    await settled([pid], idle_share=0.05)  # the turns' work (observing, sinking) is done
     for level in levels:
         n = 500 if level == 1 else 4000
         base, _ = await _gets(reader_url, ["/healthz"], level, n)
-        cpu0 = _cpu_s(pid)
+        cpu0 = cpu_seconds(pid)
         samples, wall = await _gets(reader_url, paths, level, n)
-        cpu = _cpu_s(pid) - cpu0
+        cpu = cpu_seconds(pid) - cpu0
         p99, base99 = percentile(samples, 99), percentile(base, 99)
         print(f"concurrency {level:>2}:  baseline GET /healthz       {summary(base)}")
         print(f"  GET context                  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "
@@ -162,12 +146,12 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
             for own in (True, False):
                 samples: list[float] = []
                 prefix = f"c{level}{'o' if own else 'w'}{uuid.uuid4().hex[:4]}"
-                cpu0, wall0 = _cpu_s(handle.proc.pid), time.perf_counter()
+                cpu0, wall0 = cpu_seconds(handle.proc.pid), time.perf_counter()
                 async with OMClient(settings, scope="thread", token=TOKEN, reader_url=reader_url) as client:
                     for first in range(0, threads, level):
                         await asyncio.gather(*(_conversation(client, prefix, t, turns, own, samples)
                                                for t in range(first, min(threads, first + level))))
-                cpu, wall = _cpu_s(handle.proc.pid) - cpu0, time.perf_counter() - wall0
+                cpu, wall = cpu_seconds(handle.proc.pid) - cpu0, time.perf_counter() - wall0
                 p99 = sorted(samples)[max(0, int(0.99 * len(samples)) - 1)]
                 base99 = sorted(base)[max(0, int(0.99 * len(base)) - 1)]
                 label = "send + context (own writes)" if own else "send + context (wait)      "
