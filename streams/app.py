@@ -190,7 +190,11 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
             await pace.asked()
             if pace.due():
                 pace.committing()
-                await app.consumer.commit()
+                try:
+                    await app.consumer.commit()
+                except Exception as error:  # noqa: BLE001 - the committer must outlive a failed commit
+                    log.warning("om.commit.failed", extra={"error": error_name(error)})
+                    pace.ask()  # retried at the next tick; a commit that never succeeds is the stall guard's
 
 
 def _install_processor(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,

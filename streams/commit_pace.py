@@ -16,6 +16,8 @@ status and rows became visible to read_committed consumers (the sink, the SDK's 
 * The committer wakes when asked, else every half interval, so asked-for work waits at most an
   interval and a half. Every ``SWEEP_INTERVALS`` intervals it also commits unasked: an
   acknowledgement this file does not know of is committed late, never left for the stall guard.
+* A commit that fails is asked for again (the committer lives on; one that never succeeds is the
+  stall guard's: streams/stall_guard.py).
 * The commit runs in the committer's own task, never in an agent: Faust's commit waits for the
   agents' streams, so an agent committing would wait for itself. Commits still run under the fence
   (streams/app.py): a batch's effects, state and offsets go together.
