@@ -28,7 +28,6 @@ from processors.machine.buffering import apply_buffer_result, maybe_buffer
 from processors.config import OMConfig
 from processors.machine.generation import record_id
 from processors.machine.intake import Rejected, check_control_ownership, take_message
-from processors.machine.lifecycle_events import status_event
 from processors.machine.lookup import lookup_key
 from processors.config import deep_merge
 from processors.machine.observation import apply_observation_result
@@ -37,6 +36,7 @@ from processors.machine.planning import plan
 from processors.machine.record_import import apply_import
 from processors.machine.reflection import apply_reflection_result, maybe_reflect
 from processors.machine.state import KeyState, replace
+from processors.machine.status import status_event
 from processors.machine.step import Step
 from processors.machine.steps import step_of
 from processors.tokens import TokenCounter, get_counter
