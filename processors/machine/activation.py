@@ -33,6 +33,7 @@ from processors.machine.thread_meta import apply_title, set_hints
 from processors.machine.token_math import chunks_to_activate
 from schemas.deltas import ChunkChanged, MessagesObserved
 from schemas.lifecycle import Activation, Trigger
+from schemas.messages import ChatMessage
 from schemas.record import BufferedChunk, boundary
 
 
@@ -93,8 +94,9 @@ def activate(step: Step, trigger: Trigger, *, everything: bool = False) -> bool:
     activated, remaining = chunks[:count], chunks[count:]
     step.update(step_pending_tokens=max(0, pending - sum(c.message_tokens for c in activated)))
     _apply(step, activated, remaining)
-    for chunk in activated:
-        _report(step, chunk, trigger)
+    removed = step.remove_from_window(*(chunk.message_ids for chunk in activated))
+    for chunk, its_messages in zip(activated, removed):
+        _report(step, chunk, its_messages, trigger)
     return True
 
 
@@ -119,8 +121,8 @@ def _apply(step: Step, activated: tuple[BufferedChunk, ...], remaining: tuple[Bu
             apply_title(step, thread_id, last.thread_title, last.cycle_id)
 
 
-def _report(step: Step, chunk: BufferedChunk, trigger: Trigger) -> None:
-    removed = step.remove_from_window(set(chunk.message_ids))
+def _report(step: Step, chunk: BufferedChunk, removed: list[ChatMessage], trigger: Trigger) -> None:
+    """The deltas and the event of one activated chunk, whose ``removed`` messages left the window."""
     version = step.state.version
     step.deltas.append(
         ChunkChanged(key=step.state.key, version=version, at=step.now,

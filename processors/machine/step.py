@@ -14,6 +14,7 @@ returns it, and nothing writes it after). The rules may keep a state's *parts* a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from typing import Any
 
 from processors.config import OMConfig
@@ -74,27 +75,49 @@ class Step:
         applied = (self.state.applied_cycles + (cycle_id,))[-256:]
         self.update(in_flight=kept, applied_cycles=applied)
 
-    def remove_from_window(self, ids: set[str]) -> list[ChatMessage]:
-        """Take observed messages out of the window; remember them as observed (by id)."""
-        removed = [m for m in self.state.window if m.id in ids]
-        if not removed:
-            return []
-        observed = dict(self.state.observed)
-        observed.update({m.id: m.created_at for m in removed})
-        cursor = self.state.record.last_observed_at
+    def set_window(self, window: tuple[ChatMessage, ...], tokens: dict[str, int], pending: int,
+                   **changes: Any) -> None:
+        """A new window and token map whose total is ``pending``, known by the caller (remembered for
+        later steps and this one), in one update with further ``changes``."""
+        if window:
+            remember_pending(window, tokens, pending)
+        self._pending_of, self._pending = (window, tokens), pending if window else 0
+        self.update(window=window, message_tokens=tokens, **changes)
+
+    def remove_from_window(self, *groups: Collection[str]) -> list[list[ChatMessage]]:
+        """Take observed messages out of the window in one pass, one list per group of ids (in window
+        order; a message in two groups counts to the first); remember them as observed (by id)."""
+        owner: dict[str, int] = {}
+        for index, ids in enumerate(groups):
+            for mid in ids:
+                owner.setdefault(mid, index)
+        removed: list[list[ChatMessage]] = [[] for _ in groups]
+        kept: list[ChatMessage] = []
+        for m in self.state.window:
+            index = owner.get(m.id)
+            if index is None:
+                kept.append(m)
+            else:
+                removed[index].append(m)
+        if len(kept) == len(self.state.window):
+            return removed
+        state = self.state
+        gone = [m for group in removed for m in group]
+        observed = dict(state.observed)
+        observed.update({m.id: m.created_at for m in gone})
+        cursor = state.record.last_observed_at
         if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
             horizon = cursor - LATE_TOLERANCE_MS
             if min(observed.values()) <= horizon:  # rebuilt only when something is to go
                 observed = {mid: at for mid, at in observed.items() if at > horizon}
-        before = self.state.pending_tokens()
-        tokens = dict(self.state.message_tokens)  # a copy in C, then one pop per id, order kept
-        for mid in ids:
-            tokens.pop(mid, None)
-        window = tuple([m for m in self.state.window if m.id not in ids])
-        if window:
-            remember_pending(window, tokens, before - sum(self.state.message_tokens.get(m.id, 0) for m in removed))
-        self.update(window=window, observed=observed, message_tokens=tokens)
-        self.frozen.extend(removed)
+        before = state.pending_tokens()
+        old_tokens = state.message_tokens
+        tokens = dict(old_tokens)  # a copy in C, then one pop per id, order kept
+        for m in gone:
+            tokens.pop(m.id, None)
+        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), observed=observed)
+        for group in removed:
+            self.frozen.extend(group)
         return removed
 
     # --- derived values ------------------------------------------------------------------------
