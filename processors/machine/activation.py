@@ -56,7 +56,7 @@ def activate_at_turn_start(step: Step) -> None:
     reset_stale_boundary(step)
     if not step.state.record.buffered_chunks or step.state.flight("buffer") is not None:
         return
-    resolved = step.config.resolved
+    resolved = step.resolved
     trigger = early_trigger(step, resolved.activate_after_idle, resolved.activate_on_provider_change)
     if trigger is None and step.pending() >= step.message_threshold():
         trigger = THRESHOLD
@@ -81,13 +81,14 @@ def activate(step: Step, trigger: Trigger, *, everything: bool = False) -> bool:
     if not chunks:
         return False
     reset_stale_boundary(step)
-    pending = step.state.step_pending_tokens or sum(c.message_tokens for c in chunks)
-    resolved = step.config.resolved
+    figures = step.figures()
+    pending = step.state.step_pending_tokens or figures.chunk_message_total
+    resolved = step.resolved
     block_after = resolved.block_after
     count = len(chunks) if everything else chunks_to_activate(
-        [c.message_tokens for c in chunks],
+        figures.chunk_message_tokens,
         pending,
-        step.message_threshold(),
+        figures.message_threshold,
         resolved.activation_ratio if resolved.activation_ratio is not None else 1.0,
         force_max=block_after is not None and pending >= block_after,
     )

@@ -26,7 +26,7 @@ def identity(step: Step) -> dict[str, Any]:
 
 def marker_config(step: Step, operation: OperationType = "observation") -> MarkerConfig:
     """The thresholds in force; the idle TTL is the operation's own (reflection's is not inherited)."""
-    resolved = step.config.resolved
+    resolved = step.resolved
     reflection = operation == "reflection"
     ttl = resolved.reflection_activate_after_idle if reflection else resolved.activate_after_idle
     return MarkerConfig(

@@ -44,30 +44,29 @@ def status_event(step: Step) -> StatusEvent:
     state = step.state
     record = state.record
     pending = step.pending()
-    message_threshold = step.message_threshold()
-    chunks = record.buffered_chunks
+    figures = step.figures()
+    chunks = len(figures.chunk_message_tokens)
     if chunks:
-        chunk_message_tokens = [c.message_tokens for c in chunks]
-        ratio = step.config.resolved.activation_ratio
+        ratio = step.resolved.activation_ratio
         projected = 0 if ratio is None else \
-            projected_message_removal(chunk_message_tokens, pending, message_threshold, ratio)
-        message_tokens, observation_tokens = min(sum(chunk_message_tokens), pending), sum(c.token_count for c in chunks)
+            projected_message_removal(figures.chunk_message_tokens, pending, figures.message_threshold, ratio)
     else:
-        projected = message_tokens = observation_tokens = 0
+        projected = 0
     buffering = reflecting = False
     for flight in state.in_flight:
         buffering = buffering or flight.kind == "buffer"
         reflecting = reflecting or flight.kind == "reflect-background"
     buffered = {
-        "observations": _shared(BufferedObservationsWindow, len(chunks), message_tokens, projected, observation_tokens,
+        "observations": _shared(BufferedObservationsWindow, chunks, min(figures.chunk_message_total, pending), projected,
+                                figures.chunk_observation_total,
                                 "running" if buffering else ("complete" if chunks else "idle")),
         "reflection": _shared(BufferedReflectionWindow, record.buffered_reflection_input_tokens,
                               record.buffered_reflection_tokens,
                               "running" if reflecting else ("complete" if record.buffered_reflection else "idle")),
     }
     active = {
-        "messages": {"tokens": pending, "threshold": message_threshold},
-        "observations": _shared(TokenWindow, record.observation_token_count, step.reflection_threshold()),
+        "messages": {"tokens": pending, "threshold": figures.message_threshold},
+        "observations": _shared(TokenWindow, record.observation_token_count, figures.reflection_threshold),
     }
     return _validate_status({
         **identity(step),

@@ -18,7 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from processors.config import OMConfig
-from processors.config import dynamic_threshold, effective_message_tokens, effective_reflection_tokens
+from processors.machine.record_figures import RecordFigures, record_figures
 from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending, replace
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
@@ -30,12 +30,13 @@ _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 class Step:
-    __slots__ = ("state", "config", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen", "dropped",
-                 "record_changed", "_thresholds_of", "_thresholds", "_pending_of", "_pending")
+    __slots__ = ("state", "config", "resolved", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen",
+                 "dropped", "record_changed", "_figures_of", "_figures", "_pending_of", "_pending")
 
     def __init__(self, state: KeyState, config: OMConfig, counter: TokenCounter, now: int) -> None:
         self.state = state
         self.config = config
+        self.resolved = config.resolved  # read several times per event
         self.counter = counter
         self.now = now
         self.jobs: list[ObserveJob | ReflectJob] = []
@@ -45,8 +46,8 @@ class Step:
         self.frozen: list[ChatMessage] = []  # observed as they are now (their row is final)
         self.dropped: list[str] = []  # ids taken nowhere (late): the stored row is to hide
         self.record_changed = False
-        self._thresholds_of: OMRecord | None = None  # the record the remembered thresholds are for
-        self._thresholds = (0, 0)
+        self._figures_of: OMRecord | None = None  # the record ``_figures`` are for
+        self._figures: RecordFigures | None = None
         self._pending_of: tuple[object, object] = ((), {})  # the (window, token map) ``_pending`` is for
         self._pending = 0
 
@@ -140,22 +141,18 @@ class Step:
 
     def message_threshold(self) -> int:
         """The observation threshold now (dynamic under share_token_budget; overrides applied)."""
-        return self._thresholds_now()[0]
+        return self.figures().message_threshold
 
     def reflection_threshold(self) -> int:
-        return self._thresholds_now()[1]
+        return self.figures().reflection_threshold
 
-    def _thresholds_now(self) -> tuple[int, int]:
-        """Both thresholds, remembered while the record is the same object (records are replaced,
-        never written, and the thresholds are a function of the record and the config)."""
+    def figures(self) -> RecordFigures:
+        """The thresholds and chunk totals of the record now (:mod:`processors.machine.record_figures`)."""
         record = self.state.record
-        if record is not self._thresholds_of:
-            resolved, overrides = self.config.resolved, record.config_overrides
-            budget = effective_message_tokens(resolved, overrides)
-            self._thresholds = (dynamic_threshold(budget, record.observation_token_count),
-                                effective_reflection_tokens(resolved, overrides))
-            self._thresholds_of = record
-        return self._thresholds
+        if record is not self._figures_of:
+            self._figures = record_figures(record, self.config)
+            self._figures_of = record
+        return self._figures  # type: ignore[return-value]
 
     def pending(self) -> int:
         """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`,
