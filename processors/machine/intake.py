@@ -21,7 +21,7 @@ import bisect
 from typing import Any
 
 from processors.context import format_reminder_timestamp, temporal_gap_text
-from processors.machine.state import LATE_TOLERANCE_MS, KeyState
+from processors.machine.state import LATE_TOLERANCE_MS, KeyState, TokenMap
 from schemas.base import SchemaError
 from schemas.control import ThreadControl
 from processors.machine.step import Step
@@ -108,7 +108,7 @@ def _insert(step: Step, message: ChatMessage, changes: dict[str, Any]) -> None:
         at = bisect.bisect_right([m.created_at for m in old], message.created_at)
         window = old[:at] + (message,) + old[at:]
     before = step.pending()  # over ``old``: a replaced message is already out of it
-    tokens = dict(state.message_tokens)
+    tokens = TokenMap(state.message_tokens)
     tokens[message.id] = count = step.counter.count_message(message)
     step.set_window(window, tokens, (before or 24) + count, **changes)
 

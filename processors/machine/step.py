@@ -19,7 +19,7 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.machine.record_figures import RecordFigures, record_figures
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending, replace
+from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, TokenMap, replace
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -76,13 +76,13 @@ class Step:
         applied = (self.state.applied_cycles + (cycle_id,))[-256:]
         self.update(in_flight=kept, applied_cycles=applied)
 
-    def set_window(self, window: tuple[ChatMessage, ...], tokens: dict[str, int], pending: int,
-                   **changes: Any) -> None:
-        """A new window and token map whose total is ``pending``, known by the caller (remembered for
-        later steps and this one), in one update with further ``changes``."""
-        if window:
-            remember_pending(window, tokens, pending)
-        self._pending_of, self._pending = (window, tokens), pending if window else 0
+    def set_window(self, window: tuple[ChatMessage, ...], tokens: TokenMap, pending: int, **changes: Any) -> None:
+        """A new window and its new token map, whose total ``pending`` the caller knows (kept on the map
+        for later steps, and here for this one), in one update with further ``changes``."""
+        if not window:
+            pending = 0
+        tokens.total_for = (window, pending)
+        self._pending_of, self._pending = (window, tokens), pending
         self.update(window=window, message_tokens=tokens, **changes)
 
     def remove_from_window(self, *groups: Collection[str]) -> list[list[ChatMessage]]:
@@ -111,9 +111,9 @@ class Step:
             horizon = cursor - LATE_TOLERANCE_MS
             if min(observed.values()) <= horizon:  # rebuilt only when something is to go
                 observed = {mid: at for mid, at in observed.items() if at > horizon}
-        before = state.pending_tokens()
+        before = self.pending()
         old_tokens = state.message_tokens
-        tokens = dict(old_tokens)  # a copy in C, then one pop per id, order kept
+        tokens = TokenMap(old_tokens)  # a copy in C, then one pop per id, order kept
         for m in gone:
             tokens.pop(m.id, None)
         self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), observed=observed)
@@ -155,8 +155,8 @@ class Step:
         return self._figures  # type: ignore[return-value]
 
     def pending(self) -> int:
-        """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`,
-        and here per step, as long as the window and its token map are the same objects)."""
+        """Tokens of the unobserved window now (known to its token map: :meth:`KeyState.pending_tokens`,
+        and remembered here while the window and its token map are the same objects)."""
         state = self.state
         of = self._pending_of
         if state.window is not of[0] or state.message_tokens is not of[1]:
