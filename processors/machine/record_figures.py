@@ -6,13 +6,13 @@ and they are functions of the record and the config alone. Records are frozen an
 written, so from one message to the next (a message changes the window, not the record) the same
 record object gives the same figures: they are computed once per record instead of once per event.
 
-The memo keeps the record and the config it was computed for and compares them by identity, so a
-reused ``id`` never answers; it forgets its oldest half when full (forgetting only costs a
-recomputation).
+The memo holds a record weakly (an entry leaves with its record, so it keeps no stale record and its
+observation text alive) and answers only for the config it was computed with.
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from processors.config import OMConfig, dynamic_threshold, effective_message_tokens, effective_reflection_tokens
@@ -28,13 +28,13 @@ class RecordFigures:
     chunk_observation_total: int
 
 
-_MEMO: dict[int, tuple[OMRecord, OMConfig, RecordFigures]] = {}
-_MEMO_SIZE = 4096
+_MEMO: dict[int, tuple[weakref.ref[OMRecord], OMConfig, RecordFigures]] = {}
 
 
 def record_figures(record: OMRecord, config: OMConfig) -> RecordFigures:
-    hit = _MEMO.get(id(record))
-    if hit is not None and hit[0] is record and hit[1] is config:
+    key = id(record)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[1] is config:
         return hit[2]
     resolved, overrides = config.resolved, record.config_overrides
     chunks = record.buffered_chunks
@@ -47,8 +47,5 @@ def record_figures(record: OMRecord, config: OMConfig) -> RecordFigures:
         chunk_message_total=sum(chunk_message_tokens),
         chunk_observation_total=sum(c.token_count for c in chunks),
     )
-    if len(_MEMO) >= _MEMO_SIZE:
-        for stale in list(_MEMO)[: _MEMO_SIZE // 2]:  # oldest half (insertion order)
-            del _MEMO[stale]
-    _MEMO[id(record)] = (record, config, figures)
+    _MEMO[key] = (weakref.ref(record, lambda _, key=key: _MEMO.pop(key, None)), config, figures)
     return figures
