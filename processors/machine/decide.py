@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from processors.machine.budget import apply_budget
+from processors.machine.built import built
 from processors.machine.buffering import apply_buffer_result, maybe_buffer
 from processors.config import OMConfig
 from processors.machine.generation import record_id
@@ -53,6 +54,7 @@ from schemas.control import (
     TurnEnd,
     TurnStart,
 )
+from schemas.base import SCHEMA_VERSION
 from schemas.deltas import Delta, KeyDeleted, MessageInserted, RecordSnapshot
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from schemas.lifecycle import LifecycleEvent
@@ -81,6 +83,7 @@ class Decision(NamedTuple):
 
 
 _inserted = MessageInserted.__pydantic_validator__.validate_python  # MessageInserted(**fields), minus its wrapper
+_OBSERVED_COPY = ("key", "version", "at", "message", "observed")  # the fields an observed copy sets
 
 
 @lru_cache(maxsize=32)
@@ -138,8 +141,11 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
     if step.inserted:
         step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m})
                            for m in step.inserted)
-    if step.frozen:  # one per observed message: the hottest delta
-        step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m, "observed": True})
+    if step.frozen:  # one per observed message, the hottest delta: built from the window's messages
+        now = step.now
+        step.deltas.extend(built(MessageInserted, {"schema_version": SCHEMA_VERSION, "kind": "message-inserted",
+                                                   "key": key, "version": version, "at": now, "message": m,
+                                                   "observed": True}, _OBSERVED_COPY)
                            for m in step.frozen)
     if step.record_changed:
         step.deltas.append(_snapshot(step))

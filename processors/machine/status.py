@@ -9,12 +9,12 @@ plain message's cost in the core (issue 20 item 3). So:
   everything when full: a miss costs one validation);
 * the rest — the message window, the tree's three inner nodes and the event — is built from values
   the step read off validated state (ids of the record, event time, token counts it summed), with the
-  fields and set fields validation gives them, minus the checks.
+  fields and set fields validation gives them, minus the checks (:mod:`processors.machine.built`).
 
 Rules this module keeps:
 
 * The event is the one validating the whole dict tree builds: the same fields, values and set
-  fields, so the same bytes (tests/unit/machine/test_status_event.py validates every event of a run
+  fields, so the same bytes (tests/unit/machine/test_built_models.py validates every event of runs
   again and compares).
 * Nothing writes an emitted event (the shell serialises it, the simulation reads it), so sharing
   sub-windows between events is safe.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from processors.machine.built import built
 from processors.machine.step import Step
 from processors.machine.token_math import projected_message_removal
 from schemas.base import SCHEMA_VERSION
@@ -31,8 +32,6 @@ from schemas.lifecycle import ActiveWindows, BufferedWindows, StatusEvent, Statu
 
 _SHARED: dict[tuple[Any, ...], Any] = {}
 _SHARED_SIZE = 4096
-_new = object.__new__
-_set = object.__setattr__
 
 
 def _shared(model: type, key: tuple[Any, ...], fields: dict[str, Any]) -> Any:
@@ -43,17 +42,6 @@ def _shared(model: type, key: tuple[Any, ...], fields: dict[str, Any]) -> Any:
             _SHARED.clear()
         found = _SHARED[key] = model.__pydantic_validator__.validate_python(fields)
     return found
-
-
-def _built(model: type, fields: dict[str, Any], given: tuple[str, ...]) -> Any:
-    """``model`` with ``fields`` (every field, each already of its type) and ``given`` as the fields
-    set — what validating the ``given`` fields builds."""
-    built = _new(model)
-    _set(built, "__dict__", fields)
-    _set(built, "__pydantic_fields_set__", set(given))
-    _set(built, "__pydantic_extra__", None)
-    _set(built, "__pydantic_private__", None)
-    return built
 
 
 _WINDOW = ("tokens", "threshold")
@@ -89,10 +77,10 @@ def status_event(step: Step) -> StatusEvent:
     })
     observations = _shared(TokenWindow, (TokenWindow, record.observation_token_count, figures.reflection_threshold),
                            {"tokens": record.observation_token_count, "threshold": figures.reflection_threshold})
-    messages = _built(TokenWindow, {"tokens": pending, "threshold": figures.message_threshold}, _WINDOW)
-    active = _built(ActiveWindows, {"messages": messages, "observations": observations}, _ACTIVE)
-    windows = _built(StatusWindows, {"active": active, "buffered": buffered}, _WINDOWS)
-    return _built(StatusEvent, {
+    messages = built(TokenWindow, {"tokens": pending, "threshold": figures.message_threshold}, _WINDOW)
+    active = built(ActiveWindows, {"messages": messages, "observations": observations}, _ACTIVE)
+    windows = built(StatusWindows, {"active": active, "buffered": buffered}, _WINDOWS)
+    return built(StatusEvent, {
         "schema_version": SCHEMA_VERSION, "key": record.key, "thread_id": record.thread_id,
         "resource_id": record.resource_id, "record_id": record.id, "at": step.now, "type": "status",
         "windows": windows, "generation": record.generation, "step_number": None,

@@ -1,7 +1,8 @@
-"""The status event built from shared sub-windows and unvalidated inner nodes
-(processors/machine/status.py) is the one validating its dict tree builds: the same fields, values,
-set fields at every level and bytes, for every status event of conversations that meet every
-window state (buffering running and complete, reflection buffered, resource scope, no buffering)."""
+"""What the core builds without validating (processors/machine/built.py) is what validation builds:
+the same fields, values, set fields at every level and bytes — every status event (shared
+sub-windows, unvalidated inner nodes: processors/machine/status.py) and every observed copy of a
+message (processors/machine/decide.py) of conversations that meet every window state (buffering
+running and complete, reflection buffered, resource scope, no buffering)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from processors import simulate
 from processors.config import OMConfig
 from processors.machine import decide
 from processors.simulate import simulate as run_simulation
+from schemas.deltas import MessageInserted
 from schemas.lifecycle import StatusEvent
 from streams.harness.echo_model import respond
 
@@ -26,6 +28,12 @@ def validated(event: StatusEvent) -> StatusEvent:
     fields = {name: getattr(event, name) for name in ("key", "thread_id", "resource_id", "record_id", "at",
                                                        "generation", "applied_through")}
     return StatusEvent.model_validate({**fields, "windows": event.windows.model_dump()})
+
+
+def validated_copy(delta: MessageInserted) -> MessageInserted:
+    """The observed copy as ``MessageInserted(**fields)`` builds it (how the core built it before)."""
+    return MessageInserted.model_validate({"key": delta.key, "version": delta.version, "at": delta.at,
+                                           "message": delta.message, "observed": True})
 
 
 def same(built: Any, reference: Any, where: str = "event") -> None:
@@ -45,13 +53,15 @@ def same(built: Any, reference: Any, where: str = "event") -> None:
     ({**SMALL, "scope": "resource"}, 1),  # resource scope: no thread id, no buffering
     ({"observation": {"message_tokens": 3000, "buffer_tokens": False}}, 1),
 ])
-def test_every_status_event_is_what_validation_builds(options: dict, window_states: int,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_status_event_and_observed_copy_is_what_validation_builds(options: dict, window_states: int,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     events: list[StatusEvent] = []
+    copies: list[MessageInserted] = []
 
     def recording(state, event, config):
         decision = decide(state, event, config)
         events.extend(e for e in decision.events if e.type == "status")
+        copies.extend(d for d in decision.deltas if isinstance(d, MessageInserted) and d.observed)
         return decision
 
     monkeypatch.setattr(simulate, "decide", recording)
@@ -59,7 +69,7 @@ def test_every_status_event_is_what_validation_builds(options: dict, window_stat
         pass
     statuses = {(e.windows.buffered.observations.status, e.windows.buffered.reflection.status) for e in events}
     assert len(events) > 600 and len(statuses) >= window_states
-    for event in events:
-        reference = validated(event)
-        same(event, reference)
-        assert event.to_bytes() == reference.to_bytes()
+    assert len(copies) > 300
+    for made, reference in [(e, validated(e)) for e in events] + [(c, validated_copy(c)) for c in copies]:
+        same(made, reference)
+        assert made.to_bytes() == reference.to_bytes()
