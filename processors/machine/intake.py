@@ -21,6 +21,7 @@ import bisect
 from typing import Any
 
 from processors.context import format_reminder_timestamp, temporal_gap_text
+from processors.machine.built import built
 from processors.machine.state import LATE_TOLERANCE_MS, KeyState, TokenMap
 from schemas.base import SchemaError
 from schemas.control import ThreadControl
@@ -29,7 +30,7 @@ from schemas.lifecycle import AppliedThrough
 from schemas.messages import ChatMessage, DataPart, TextPart
 
 TEMPORAL_GAP_PREFIX = "__temporal_gap_"
-_applied_through = AppliedThrough.__pydantic_validator__.validate_python  # AppliedThrough(**fields), minus its wrapper
+_APPLIED_THROUGH = ("message_id", "created_at")
 
 
 class Rejected(SchemaError):
@@ -62,7 +63,8 @@ def take_message(step: Step, message: ChatMessage) -> bool:
     check_ownership(step, message)
     state = step.state
     changes: dict[str, Any] = {  # made with the insert, in one update of the step's state
-        "applied_through": _applied_through({"message_id": message.id, "created_at": message.created_at}),
+        "applied_through": built(AppliedThrough, {"message_id": message.id, "created_at": message.created_at},
+                                 _APPLIED_THROUGH),  # from the message's validated fields
         "clock": max(state.clock, message.created_at),
     }
     if message.role == "system":

@@ -1,8 +1,9 @@
 """What the core builds without validating (processors/machine/built.py) is what validation builds:
 the same fields, values, set fields at every level and bytes — every status event (shared
-sub-windows, unvalidated inner nodes: processors/machine/status.py) and every observed copy of a
-message (processors/machine/decide.py) of conversations that meet every window state (buffering
-running and complete, reflection buffered, resource scope, no buffering)."""
+sub-windows, unvalidated inner nodes: processors/machine/status.py) with its ``applied_through``
+(processors/machine/intake.py), and every observed copy of a message (processors/machine/decide.py),
+of conversations that meet every window state (buffering running and complete, reflection buffered,
+resource scope, no buffering)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ SMALL = {"observation": {"message_tokens": 3000}, "reflection": {"observation_to
 def validated(event: StatusEvent) -> StatusEvent:
     """The event as validating its dict tree builds it (how the core built it before)."""
     fields = {name: getattr(event, name) for name in ("key", "thread_id", "resource_id", "record_id", "at",
-                                                       "generation", "applied_through")}
-    return StatusEvent.model_validate({**fields, "windows": event.windows.model_dump()})
+                                                       "generation")}
+    applied = event.applied_through and event.applied_through.model_dump()  # built by intake from a message
+    return StatusEvent.model_validate({**fields, "windows": event.windows.model_dump(), "applied_through": applied})
 
 
 def validated_copy(delta: MessageInserted) -> MessageInserted:
