@@ -88,21 +88,21 @@ class Step:
     def remove_from_window(self, *groups: Collection[str]) -> list[list[ChatMessage]]:
         """Take observed messages out of the window in one pass, one list per group of ids (in window
         order; a message in two groups counts to the first); remember them as observed (by id)."""
+        state = self.state
         owner: dict[str, int] = {}
         for index, ids in enumerate(groups):
             for mid in ids:
                 owner.setdefault(mid, index)
         removed: list[list[ChatMessage]] = [[] for _ in groups]
         kept: list[ChatMessage] = []
-        for m in self.state.window:
+        for m in state.window:
             index = owner.get(m.id)
             if index is None:
                 kept.append(m)
             else:
                 removed[index].append(m)
-        if len(kept) == len(self.state.window):
+        if len(kept) == len(state.window):
             return removed
-        state = self.state
         gone = [m for group in removed for m in group]
         observed = dict(state.observed)
         observed.update({m.id: m.created_at for m in gone})
