@@ -66,10 +66,11 @@ class Simulation:
 
     def feed(self, event: Event) -> list[TimelineEntry]:
         """Apply one input event (after delivering the answers due by its time)."""
-        at = getattr(event, "created_at", None) or getattr(event, "at", 0)
-        entries = self._deliver(until=at)
+        entries = []
+        if self._queue:
+            entries = self._deliver(until=getattr(event, "created_at", None) or getattr(event, "at", 0))
         entries.append(self._apply(event, _describe(event)))
-        if self.latency_ms == 0:
+        if self.latency_ms == 0 and self._queue:
             entries.extend(self._deliver(until=None))
         return entries
 
@@ -105,25 +106,17 @@ def _describe(event: Event) -> str:
 
 
 def _entry(key: str, label: str, decision: Decision) -> TimelineEntry:
-    status = next((e for e in decision.events if e.type == "status"), None)
-    events = [e.to_json_dict() for e in decision.events if e.type != "status"]
+    events, status = decision.events, None
+    if events and events[-1].type == "status":  # a decision that keeps a state ends with its status
+        events, status = events[:-1], events[-1]
+    described = [e.to_json_dict() for e in events] if events else []
     rejection = decision.rejection.reason if decision.rejection else None
     if status is None:
-        return TimelineEntry(key, label, 0, 0, 0, 0, 0, 0, 0, events, rejection)
-    windows = status.windows
-    return TimelineEntry(
-        key=key,
-        input=label,
-        at=status.at,
-        pending_tokens=windows.active.messages.tokens,
-        message_threshold=windows.active.messages.threshold,
-        observation_tokens=windows.active.observations.tokens,
-        reflection_threshold=windows.active.observations.threshold,
-        buffered_chunks=windows.buffered.observations.chunks,
-        generation=status.generation,
-        events=events,
-        rejection=rejection,
-    )
+        return TimelineEntry(key, label, 0, 0, 0, 0, 0, 0, 0, described, rejection)
+    active = status.windows.active
+    return TimelineEntry(key, label, status.at, active.messages.tokens, active.messages.threshold,
+                         active.observations.tokens, active.observations.threshold,
+                         status.windows.buffered.observations.chunks, status.generation, described, rejection)
 
 
 def simulate(

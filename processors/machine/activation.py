@@ -33,6 +33,7 @@ from processors.machine.thread_meta import apply_title, set_hints
 from processors.machine.token_math import chunks_to_activate
 from schemas.deltas import ChunkChanged, MessagesObserved
 from schemas.lifecycle import Activation, Trigger
+from schemas.messages import ChatMessage
 from schemas.record import BufferedChunk, boundary
 
 
@@ -55,7 +56,7 @@ def activate_at_turn_start(step: Step) -> None:
     reset_stale_boundary(step)
     if not step.state.record.buffered_chunks or step.state.flight("buffer") is not None:
         return
-    resolved = step.config.resolved
+    resolved = step.resolved
     trigger = early_trigger(step, resolved.activate_after_idle, resolved.activate_on_provider_change)
     if trigger is None and step.pending() >= step.message_threshold():
         trigger = THRESHOLD
@@ -80,21 +81,23 @@ def activate(step: Step, trigger: Trigger, *, everything: bool = False) -> bool:
     if not chunks:
         return False
     reset_stale_boundary(step)
-    pending = step.state.step_pending_tokens or sum(c.message_tokens for c in chunks)
-    resolved = step.config.resolved
+    figures = step.figures()
+    pending = step.state.step_pending_tokens or figures.chunk_message_total
+    resolved = step.resolved
     block_after = resolved.block_after
     count = len(chunks) if everything else chunks_to_activate(
-        [c.message_tokens for c in chunks],
+        figures.chunk_message_tokens,
         pending,
-        step.message_threshold(),
+        figures.message_threshold,
         resolved.activation_ratio if resolved.activation_ratio is not None else 1.0,
         force_max=block_after is not None and pending >= block_after,
     )
     activated, remaining = chunks[:count], chunks[count:]
     step.update(step_pending_tokens=max(0, pending - sum(c.message_tokens for c in activated)))
     _apply(step, activated, remaining)
-    for chunk in activated:
-        _report(step, chunk, trigger)
+    removed = step.remove_from_window(*(chunk.message_ids for chunk in activated))
+    for chunk, its_messages in zip(activated, removed):
+        _report(step, chunk, its_messages, trigger)
     return True
 
 
@@ -119,8 +122,8 @@ def _apply(step: Step, activated: tuple[BufferedChunk, ...], remaining: tuple[Bu
             apply_title(step, thread_id, last.thread_title, last.cycle_id)
 
 
-def _report(step: Step, chunk: BufferedChunk, trigger: Trigger) -> None:
-    removed = step.remove_from_window(set(chunk.message_ids))
+def _report(step: Step, chunk: BufferedChunk, removed: list[ChatMessage], trigger: Trigger) -> None:
+    """The deltas and the event of one activated chunk, whose ``removed`` messages left the window."""
     version = step.state.version
     step.deltas.append(
         ChunkChanged(key=step.state.key, version=version, at=step.now,

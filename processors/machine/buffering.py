@@ -37,7 +37,7 @@ def pending_reflection(step: Step) -> PendingReflection | None:
 
 def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
     """Start a buffering cycle when pending tokens crossed the next interval (or at turn end)."""
-    resolved = step.config.resolved
+    resolved = step.resolved
     buffer_tokens = resolved.buffer_tokens
     if buffer_tokens is None or step.state.flight("buffer") is not None or observer_latched(step) \
             or budget_paused(step):

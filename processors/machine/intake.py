@@ -21,7 +21,8 @@ import bisect
 from typing import Any
 
 from processors.context import format_reminder_timestamp, temporal_gap_text
-from processors.machine.state import LATE_TOLERANCE_MS, KeyState, remember_pending
+from processors.machine.built import built
+from processors.machine.state import LATE_TOLERANCE_MS, KeyState, TokenMap
 from schemas.base import SchemaError
 from schemas.control import ThreadControl
 from processors.machine.step import Step
@@ -29,7 +30,7 @@ from schemas.lifecycle import AppliedThrough
 from schemas.messages import ChatMessage, DataPart, TextPart
 
 TEMPORAL_GAP_PREFIX = "__temporal_gap_"
-_applied_through = AppliedThrough.__pydantic_validator__.validate_python  # AppliedThrough(**fields), minus its wrapper
+_APPLIED_THROUGH = ("message_id", "created_at")
 
 
 class Rejected(SchemaError):
@@ -61,59 +62,66 @@ def take_message(step: Step, message: ChatMessage) -> bool:
     """Fold ``message`` into the window. Returns False when it changed nothing (duplicate, system)."""
     check_ownership(step, message)
     state = step.state
-    step.update(
-        applied_through=_applied_through({"message_id": message.id, "created_at": message.created_at}),
-        clock=max(state.clock, message.created_at),
-    )
+    changes: dict[str, Any] = {  # made with the insert, in one update of the step's state
+        "applied_through": built(AppliedThrough, {"message_id": message.id, "created_at": message.created_at},
+                                 _APPLIED_THROUGH),  # from the message's validated fields
+        "clock": max(state.clock, message.created_at),
+    }
     if message.role == "system":
-        return False
+        return _unchanged(step, changes)
     if message.id in state.observed:
         step.count(duplicate_messages=1)
-        return False
+        return _unchanged(step, changes)
     # message_tokens holds exactly the window's ids: a dict lookup spares the scan for a new id
     existing = next((m for m in state.window if m.id == message.id), None) if message.id in state.message_tokens \
         else None
     if existing is not None and existing == message:
         step.count(duplicate_messages=1)
-        return False
+        return _unchanged(step, changes)
     cursor = state.record.last_observed_at
     if existing is None and cursor is not None and message.created_at <= cursor - LATE_TOLERANCE_MS:
         step.count(late_messages_dropped=1)
         step.dropped.append(message.id)
-        return False
+        return _unchanged(step, changes)
     if existing is not None:
         step.update(window=tuple(m for m in state.window if m.id != message.id))
     elif step.config.temporal_markers and message.role == "user":
         _insert_gap_marker(step, message)
-    _insert(step, message, _activity(step.state, message))
+    _activity(step.state, message, changes)
+    _insert(step, message, changes)
     return True
 
 
-def _insert(step: Step, message: ChatMessage, also: dict[str, Any] | None = None) -> None:
+def _unchanged(step: Step, changes: dict[str, Any]) -> bool:
+    """A message that does not enter the window still moves the clock and ``applied_through``."""
+    step.update(**changes)
+    return False
+
+
+def _insert(step: Step, message: ChatMessage, changes: dict[str, Any]) -> None:
     """In event-time order (after equal times); the common case, the newest message, appends.
 
-    ``also`` are further changes made in the same copy of the state (the message's activity)."""
-    old = step.state.window
+    ``changes`` are further changes made in the same update of the state."""
+    state = step.state
+    old = state.window
     if not old or message.created_at >= old[-1].created_at:
         window = old + (message,)
     else:
         at = bisect.bisect_right([m.created_at for m in old], message.created_at)
         window = old[:at] + (message,) + old[at:]
-    before = step.state.pending_tokens()  # over ``old``: a replaced message is already out of it
-    tokens = dict(step.state.message_tokens)
+    before = step.pending()  # over ``old``: a replaced message is already out of it
+    tokens = TokenMap(state.message_tokens)
     tokens[message.id] = count = step.counter.count_message(message)
-    remember_pending(window, tokens, (before or 24) + count)
-    step.update(window=window, message_tokens=tokens, **(also or {}))
+    step.set_window(window, tokens, (before or 24) + count, **changes)
 
 
-def _activity(state: KeyState, message: ChatMessage) -> dict[str, Any]:
+def _activity(state: KeyState, message: ChatMessage, changes: dict[str, Any]) -> None:
     """The activity times (and the actor's model) a taken message leaves on the state."""
     last_part_at = message.last_activity_at()
-    changes: dict[str, Any] = {"last_message_at": max(state.last_message_at or 0, last_part_at)}
+    changes["last_message_at"] = max(state.last_message_at or 0, last_part_at)
     if message.role == "assistant":
         changes["last_activity_at"] = max(state.last_activity_at or 0, last_part_at)
         changes["last_model"] = message.step_model() or state.last_model
-    return changes
 
 
 def _first_part_at(message: ChatMessage) -> int:
@@ -149,5 +157,5 @@ def _insert_gap_marker(step: Step, message: ChatMessage) -> None:
             "precedes_message_id": message.id,
         },
     )
-    _insert(step, marker)
+    _insert(step, marker, {})
     step.inserted.append(marker)

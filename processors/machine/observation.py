@@ -106,7 +106,7 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
         total_tokens_observed=record.total_tokens_observed + flight.tokens,
         last_observed_at=max(record.last_observed_at or 0, newest),
     )
-    removed = step.remove_from_window(ids)
+    [removed] = step.remove_from_window(ids)
     thread_id = record.thread_id
     take_extracted(step, thread_id, result.extracted_values)
     if thread_id is not None:

@@ -40,7 +40,7 @@ from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStar
 
 
 def maybe_reflect(step: Step) -> None:
-    resolved = step.config.resolved
+    resolved = step.resolved
     record = step.state.record
     threshold = step.reflection_threshold()
     observed = record.observation_token_count
@@ -82,7 +82,7 @@ def _early_trigger(step: Step) -> Trigger | None:
     state = step.state
     if not state.record.active_observations or state.early_reflection_for == state.last_activity_at:
         return None
-    resolved = step.config.resolved
+    resolved = step.resolved
     return early_trigger(
         step, resolved.reflection_activate_after_idle, resolved.reflection_activate_on_provider_change
     )
@@ -100,7 +100,7 @@ def _start(step: Step, mode: str, trigger: Trigger | None = None) -> None:
     text = record.active_observations
     threshold = step.reflection_threshold()
     if mode == "background":
-        activation = step.config.resolved.reflection_buffer_activation or 1.0
+        activation = step.resolved.reflection_buffer_activation or 1.0
         piece = background_slice(text, record.observation_token_count, threshold, activation)
         line_count, input_tokens, target = piece.line_count, piece.slice_tokens, piece.target
         cycle_id = step.next_cycle_id("reflect-buf")

@@ -42,5 +42,5 @@ def suppression(step: Step) -> Suppression | None:
         combined_tokens=step.counter.count_paragraphs(paragraphs),
         threshold=step.reflection_threshold(),
         # a buffered reflection exists only while async reflection is on, so this is set
-        buffer_activation=step.config.resolved.reflection_buffer_activation or 1.0,
+        buffer_activation=step.resolved.reflection_buffer_activation or 1.0,
     )

@@ -82,17 +82,17 @@ def replace(model: M, changes: dict[str, Any]) -> M:
     return copied
 
 
-_PENDING_MEMO: dict[int, tuple[tuple[ChatMessage, ...], dict[str, int], int]] = {}
-_PENDING_MEMO_SIZE = 4096
+class TokenMap(dict[str, int]):
+    """A window's per-message token counts that also knows the window's total, for the window it was
+    made with (``total_for``: that window and :meth:`KeyState.pending_tokens`' answer for it).
 
+    The step that changes a window makes its new map and sets the total it computed on the way, so the
+    next event reads it instead of summing the window again (a long window made that sum grow with the
+    thread). It is a plain dict to everyone else — equal, serialised and copied as one — and a map read
+    back from the changelog is a plain dict: its window is summed once per step until it changes.
+    """
 
-def remember_pending(window: tuple[ChatMessage, ...], tokens: dict[str, int], value: int) -> None:
-    """What :meth:`KeyState.pending_tokens` answers for this exact window and token map (a memo:
-    the value is a function of the pair, so forgetting it only costs a sum)."""
-    if len(_PENDING_MEMO) >= _PENDING_MEMO_SIZE:
-        for stale in list(_PENDING_MEMO)[: _PENDING_MEMO_SIZE // 2]:  # oldest half (insertion order)
-            del _PENDING_MEMO[stale]
-    _PENDING_MEMO[id(window)] = (window, tokens, value)
+    __slots__ = ("total_for",)  # tuple[tuple[ChatMessage, ...], int], once set
 
 
 class KeyState(VersionedModel):
@@ -150,16 +150,13 @@ class KeyState(VersionedModel):
         """Tokens of the unobserved window, Mastra's ``countMessages`` (24 + Σ per message).
 
         Asked several times per event, and summing a long window each time made a message's cost
-        grow with the thread: remembered per (window, token map) pair — both immutable in use — and
-        carried forward by the rules that add or remove messages (:func:`remember_pending`)."""
+        grow with the thread: the token map made with this window knows its total (:class:`TokenMap`)."""
         if not self.window:
             return 0
-        hit = _PENDING_MEMO.get(id(self.window))
-        if hit is not None and hit[0] is self.window and hit[1] is self.message_tokens:
-            return hit[2]
-        value = 24 + sum(self.message_tokens.get(m.id, 0) for m in self.window)
-        remember_pending(self.window, self.message_tokens, value)
-        return value
+        known = getattr(self.message_tokens, "total_for", None)
+        if known is not None and known[0] is self.window:
+            return known[1]
+        return 24 + sum(self.message_tokens.get(m.id, 0) for m in self.window)
 
     def chunked_ids(self) -> set[str]:
         return {mid for c in self.record.buffered_chunks for mid in c.message_ids}

@@ -14,11 +14,12 @@ returns it, and nothing writes it after). The rules may keep a state's *parts* a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from typing import Any
 
 from processors.config import OMConfig
-from processors.config import dynamic_threshold, effective_message_tokens, effective_reflection_tokens
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, remember_pending, replace
+from processors.machine.record_figures import RecordFigures, record_figures
+from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, TokenMap, replace
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -29,12 +30,13 @@ _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 class Step:
-    __slots__ = ("state", "config", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen", "dropped",
-                 "record_changed", "_thresholds_of", "_thresholds", "_pending_of", "_pending")
+    __slots__ = ("state", "config", "resolved", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen",
+                 "dropped", "record_changed", "_figures_of", "_figures", "_pending_of", "_pending")
 
     def __init__(self, state: KeyState, config: OMConfig, counter: TokenCounter, now: int) -> None:
         self.state = state
         self.config = config
+        self.resolved = config.resolved  # read several times per event
         self.counter = counter
         self.now = now
         self.jobs: list[ObserveJob | ReflectJob] = []
@@ -44,8 +46,8 @@ class Step:
         self.frozen: list[ChatMessage] = []  # observed as they are now (their row is final)
         self.dropped: list[str] = []  # ids taken nowhere (late): the stored row is to hide
         self.record_changed = False
-        self._thresholds_of: OMRecord | None = None  # the record the remembered thresholds are for
-        self._thresholds = (0, 0)
+        self._figures_of: OMRecord | None = None  # the record ``_figures`` are for
+        self._figures: RecordFigures | None = None
         self._pending_of: tuple[object, object] = ((), {})  # the (window, token map) ``_pending`` is for
         self._pending = 0
 
@@ -74,27 +76,49 @@ class Step:
         applied = (self.state.applied_cycles + (cycle_id,))[-256:]
         self.update(in_flight=kept, applied_cycles=applied)
 
-    def remove_from_window(self, ids: set[str]) -> list[ChatMessage]:
-        """Take observed messages out of the window; remember them as observed (by id)."""
-        removed = [m for m in self.state.window if m.id in ids]
-        if not removed:
-            return []
-        observed = dict(self.state.observed)
-        observed.update({m.id: m.created_at for m in removed})
-        cursor = self.state.record.last_observed_at
+    def set_window(self, window: tuple[ChatMessage, ...], tokens: TokenMap, pending: int, **changes: Any) -> None:
+        """A new window and its new token map, whose total ``pending`` the caller knows (kept on the map
+        for later steps, and here for this one), in one update with further ``changes``."""
+        if not window:
+            pending = 0
+        tokens.total_for = (window, pending)
+        self._pending_of, self._pending = (window, tokens), pending
+        self.update(window=window, message_tokens=tokens, **changes)
+
+    def remove_from_window(self, *groups: Collection[str]) -> list[list[ChatMessage]]:
+        """Take observed messages out of the window in one pass, one list per group of ids (in window
+        order; a message in two groups counts to the first); remember them as observed (by id)."""
+        state = self.state
+        owner: dict[str, int] = {}
+        for index, ids in enumerate(groups):
+            for mid in ids:
+                owner.setdefault(mid, index)
+        removed: list[list[ChatMessage]] = [[] for _ in groups]
+        kept: list[ChatMessage] = []
+        for m in state.window:
+            index = owner.get(m.id)
+            if index is None:
+                kept.append(m)
+            else:
+                removed[index].append(m)
+        if len(kept) == len(state.window):
+            return removed
+        gone = [m for group in removed for m in group]
+        observed = dict(state.observed)
+        observed.update({m.id: m.created_at for m in gone})
+        cursor = state.record.last_observed_at
         if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
             horizon = cursor - LATE_TOLERANCE_MS
             if min(observed.values()) <= horizon:  # rebuilt only when something is to go
                 observed = {mid: at for mid, at in observed.items() if at > horizon}
-        before = self.state.pending_tokens()
-        tokens = dict(self.state.message_tokens)  # a copy in C, then one pop per id, order kept
-        for mid in ids:
-            tokens.pop(mid, None)
-        window = tuple([m for m in self.state.window if m.id not in ids])
-        if window:
-            remember_pending(window, tokens, before - sum(self.state.message_tokens.get(m.id, 0) for m in removed))
-        self.update(window=window, observed=observed, message_tokens=tokens)
-        self.frozen.extend(removed)
+        before = self.pending()
+        old_tokens = state.message_tokens
+        tokens = TokenMap(old_tokens)  # a copy in C, then one pop per id, order kept
+        for m in gone:
+            tokens.pop(m.id, None)
+        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), observed=observed)
+        for group in removed:
+            self.frozen.extend(group)
         return removed
 
     # --- derived values ------------------------------------------------------------------------
@@ -117,26 +141,22 @@ class Step:
 
     def message_threshold(self) -> int:
         """The observation threshold now (dynamic under share_token_budget; overrides applied)."""
-        return self._thresholds_now()[0]
+        return self.figures().message_threshold
 
     def reflection_threshold(self) -> int:
-        return self._thresholds_now()[1]
+        return self.figures().reflection_threshold
 
-    def _thresholds_now(self) -> tuple[int, int]:
-        """Both thresholds, remembered while the record is the same object (records are replaced,
-        never written, and the thresholds are a function of the record and the config)."""
+    def figures(self) -> RecordFigures:
+        """The thresholds and chunk totals of the record now (:mod:`processors.machine.record_figures`)."""
         record = self.state.record
-        if record is not self._thresholds_of:
-            resolved, overrides = self.config.resolved, record.config_overrides
-            budget = effective_message_tokens(resolved, overrides)
-            self._thresholds = (dynamic_threshold(budget, record.observation_token_count),
-                                effective_reflection_tokens(resolved, overrides))
-            self._thresholds_of = record
-        return self._thresholds
+        if record is not self._figures_of:
+            self._figures = record_figures(record, self.config)
+            self._figures_of = record
+        return self._figures  # type: ignore[return-value]
 
     def pending(self) -> int:
-        """Tokens of the unobserved window now (remembered per window: :meth:`KeyState.pending_tokens`,
-        and here per step, as long as the window and its token map are the same objects)."""
+        """Tokens of the unobserved window now (known to its token map: :meth:`KeyState.pending_tokens`,
+        and remembered here while the window and its token map are the same objects)."""
         state = self.state
         of = self._pending_of
         if state.window is not of[0] or state.message_tokens is not of[1]:

@@ -1,0 +1,88 @@
+"""The ``data-om-status`` event a step ends with (spec §6 and §4.2): the windows after the step.
+
+One goes out after every decision; validating its tree of eight models each time was a fifth of a
+plain message's cost in the core (issue 20 item 3). So:
+
+* the windows that repeat from one message to the next — the observation window, and the buffered
+  chunks' and reflection's figures (which change at a cycle, not at a message) — are validated once
+  per distinct value and shared by the events that carry them (a bounded memo by value that forgets
+  everything when full: a miss costs one validation);
+* the rest — the message window, the tree's three inner nodes and the event — is built from values
+  the step read off validated state (ids of the record, event time, token counts it summed), with the
+  fields and set fields validation gives them, minus the checks (:mod:`processors.machine.built`).
+
+Rules this module keeps:
+
+* The event is the one validating the whole dict tree builds: the same fields, values and set
+  fields, so the same bytes (tests/unit/machine/test_built_models.py validates every event of runs
+  again and compares).
+* Nothing writes an emitted event (the shell serialises it, the simulation reads it), so sharing
+  sub-windows between events is safe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from processors.machine.built import built
+from processors.machine.step import Step
+from processors.machine.token_math import projected_message_removal
+from schemas.base import SCHEMA_VERSION
+from schemas.lifecycle import ActiveWindows, BufferedWindows, StatusEvent, StatusWindows, TokenWindow
+
+_SHARED: dict[tuple[Any, ...], Any] = {}
+_SHARED_SIZE = 4096
+
+
+def _shared(model: type, key: tuple[Any, ...], fields: dict[str, Any]) -> Any:
+    """The one validated ``model`` for ``fields``, whose values ``key`` lists."""
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_SIZE:
+            _SHARED.clear()
+        found = _SHARED[key] = model.__pydantic_validator__.validate_python(fields)
+    return found
+
+
+_WINDOW = ("tokens", "threshold")
+_ACTIVE = ("messages", "observations")
+_WINDOWS = ("active", "buffered")
+_EVENT = ("key", "thread_id", "resource_id", "record_id", "at", "windows", "generation", "applied_through")
+
+
+def status_event(step: Step) -> StatusEvent:
+    """The windows after this step."""
+    state = step.state
+    record = state.record
+    pending = step.pending()
+    figures = step.figures()
+    chunks = len(figures.chunk_message_tokens)
+    ratio = step.resolved.activation_ratio
+    projected = 0 if not chunks or ratio is None else \
+        projected_message_removal(figures.chunk_message_tokens, pending, figures.message_threshold, ratio)
+    buffering = reflecting = False
+    for flight in state.in_flight:
+        buffering = buffering or flight.kind == "buffer"
+        reflecting = reflecting or flight.kind == "reflect-background"
+    chunk_tokens = min(figures.chunk_message_total, pending)
+    chunk_status = "running" if buffering else ("complete" if chunks else "idle")
+    reflection_status = "running" if reflecting else ("complete" if record.buffered_reflection else "idle")
+    key = (BufferedWindows, chunks, chunk_tokens, projected, figures.chunk_observation_total, chunk_status,
+           record.buffered_reflection_input_tokens, record.buffered_reflection_tokens, reflection_status)
+    buffered = _shared(BufferedWindows, key, {
+        "observations": {"chunks": chunks, "message_tokens": chunk_tokens, "projected_message_removal": projected,
+                         "observation_tokens": figures.chunk_observation_total, "status": chunk_status},
+        "reflection": {"input_observation_tokens": record.buffered_reflection_input_tokens,
+                       "observation_tokens": record.buffered_reflection_tokens, "status": reflection_status},
+    })
+    observations = _shared(TokenWindow, (TokenWindow, record.observation_token_count, figures.reflection_threshold),
+                           {"tokens": record.observation_token_count, "threshold": figures.reflection_threshold})
+    messages = built(TokenWindow, {"tokens": pending, "threshold": figures.message_threshold}, _WINDOW)
+    active = built(ActiveWindows, {"messages": messages, "observations": observations}, _ACTIVE)
+    windows = built(StatusWindows, {"active": active, "buffered": buffered}, _WINDOWS)
+    return built(StatusEvent, {
+        "schema_version": SCHEMA_VERSION, "key": record.key, "thread_id": record.thread_id,
+        "resource_id": record.resource_id, "record_id": record.id, "at": step.now, "type": "status",
+        "windows": windows, "generation": record.generation, "step_number": None,
+        "applied_through": state.applied_through,
+    }, _EVENT)
