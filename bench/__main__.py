@@ -1,4 +1,4 @@
-"""``python -m bench`` (``make bench``): run every benchmark, print the figures, write RESULTS.md.
+"""``python -m bench`` (``make bench``): run every benchmark, print the figures, write their figures into RESULTS.md (bench/report_merge.py: only the figure blocks of the sections run change).
 
 Sizes are options so a slower or faster machine can scale them; the defaults keep a full run
 around ten minutes on two cores. The pipeline benchmarks need the local broker, which is started
@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.report_merge import merged
 from bench import (agent_turn, agent_waiting, changelog_bytes, core_throughput, e2e_latency, machine, memory, pipeline_throughput,
                    reader_latency, reader_status, replay, restart, scaling, state_recovery, waste)
 from bench.worker import BOOTSTRAP
@@ -137,7 +138,7 @@ def report(args: argparse.Namespace, argv: list[str], sections: list[str], secon
         f"* command: `{command}` ({seconds / 60:.1f} min)",
         "",
         "To reproduce: `make bench` (installs, starts the local broker if needed, runs everything and",
-        "rewrites this file), or `.venv/bin/python -m bench --only <section …> [sizes]`;",
+        "writes its figures into this file, keeping the prose), or `.venv/bin/python -m bench --only <section …> [sizes]`;",
         "`.venv/bin/python -m bench --help` lists the sizes and their defaults.",
         "",
         *sections,
@@ -150,7 +151,11 @@ def main(argv: list[str]) -> int:
         commands.up()
     start = time.monotonic()
     results = [run(name, args) for name in args.only]
-    args.output.write_text(report(args, argv, [text for text, _ in results], time.monotonic() - start))
+    sections = [text for text, _ in results]
+    if args.output.exists():  # the figures of the sections run; everything else, and all prose, stays
+        args.output.write_text(merged(args.output.read_text(), sections))
+    else:
+        args.output.write_text(report(args, argv, sections, time.monotonic() - start))
     print(f"\nwrote {args.output}")
     return 0 if all(ok for _, ok in results) else 1
 
