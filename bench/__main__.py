@@ -1,4 +1,6 @@
-"""``python -m bench`` (``make bench``): run every benchmark, print the figures, write their figures into RESULTS.md (bench/report_merge.py: only the figure blocks of the sections run change).
+"""``python -m bench`` (``make bench``): run every benchmark, print the figures, put them in RESULTS.md.
+
+Only the figure blocks of the sections run change there (bench/report_merge.py); the prose stays.
 
 Sizes are options so a slower or faster machine can scale them; the defaults keep a full run
 around ten minutes on two cores. The pipeline benchmarks need the local broker, which is started
