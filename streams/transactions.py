@@ -41,14 +41,17 @@ class Outbox:
     """The records one batch sends, each in its input partition's transaction."""
 
     def __init__(self, app: faust.App) -> None:
-        self._app = app
+        self._app, self._app_id = app, app.conf.id  # read once: a Faust setting costs ~3 µs a read
+        self._ids: dict[tuple[str, int], str] = {}  # (source topic, partition) -> transactional id
         self._producers: dict[str, Any] = {}  # transactional id -> its aiokafka producer
         self._batches: dict[tuple[str, str, int], list[Any]] = {}  # (transactional id, topic, partition)
 
     def add(self, source_topic: str, partition: int, topic: str, key: bytes | None, value: bytes | None) -> None:
         """Queue one record for ``topic``'s ``partition`` in the transaction of ``source_topic``'s."""
-        group = self._app.assignor.group_for_topic(source_topic)
-        transactional_id = f"{self._app.conf.id}-{group}-{partition}"
+        transactional_id = self._ids.get((source_topic, partition))
+        if transactional_id is None:
+            group = self._app.assignor.group_for_topic(source_topic)
+            transactional_id = self._ids[(source_topic, partition)] = f"{self._app_id}-{group}-{partition}"
         batches = self._batches.get((transactional_id, topic, partition))
         if batches is None:
             batches = self._batches[(transactional_id, topic, partition)] = [self._batch(transactional_id)]
