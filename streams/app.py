@@ -67,8 +67,8 @@ from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
 from streams.state_changelog import StateTable
-from streams.topics import Topics
-from streams.transactions import confirm, send_with_input
+from streams.topics import RECORD_LIMIT, Topics
+from streams.transactions import Outbox
 
 NEVER = 10 * 365 * 86_400.0
 HEARTBEAT_MAX_S = 1.0
@@ -109,6 +109,9 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         web_bind=settings.web_host,
         producer_acks=-1,  # all in-sync replicas (at least min.insync.replicas) hold a record before it counts
         producer_linger_ms=1,
+        # a batch's records for a partition in one produce request: 16 KiB record batches, the default,
+        # each waiting for the broker's answer to the one before, took ~20 requests per batch (issue 20 item 1)
+        producer_max_batch_size=RECORD_LIMIT,
         producer_max_request_size=MAX_RECORD_BYTES,
         recovery_consistency_check=False,  # a RocksDB check; the memory store has no persisted offsets
         TableManager=PromptTableManager,  # recovery ends at the last committed record, see streams/recovery.py
@@ -278,20 +281,19 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
     """Fold one batch and send its effects and state changes, each confirmed by the broker."""
     source = {r.partition: r.topic for r in records}
     result = folder.fold(records, table.states)
-    deliveries = []
+    outbox = Outbox(app)
     for record in result.outgoing:
-        deliveries.append(await send_with_input(app, source[record.partition], record.partition, record.topic,
-                                                record.key, record.value))
+        outbox.add(source[record.partition], record.partition, record.topic, record.key, record.value)
+    changelog_name = changelog.get_topic_name()
     for key, partition in [*result.changed.items(), *result.deleted.items()]:
         if key in result.changed:
             owners[key] = partition
         else:
             owners.pop(key, None)
         for changelog_key, value in table.writes(key, result.before.get(key), table.states.get(key)):
-            deliveries.append(await send_with_input(app, source[partition], partition, changelog.get_topic_name(),
-                                                    changelog_key, value))
+            outbox.add(source[partition], partition, changelog_name, changelog_key, value)
     table.states.trim()
-    await confirm(deliveries)
+    await outbox.confirm()
     metrics.events_emitted(result.event_counts)
     for stage, field in result.dead_letter_reasons:
         metrics.dead_letter(stage, field)
@@ -316,8 +318,9 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
     async def deliver(stream: faust.StreamT, event: faust.EventT, topic: str, value: bytes) -> None:
         async with fence:
             try:
-                await confirm([await send_with_input(app, event.message.topic, event.message.partition, topic,
-                                                     event.key, value)])
+                outbox = Outbox(app)
+                outbox.add(event.message.topic, event.message.partition, topic, event.key, value)
+                await outbox.confirm()
             except Exception as error:  # noqa: BLE001 - the job's ack must not commit without its result
                 restart_in_place("om.llm.delivery_failed", error=error_name(error), kind=topic)
             await stream.ack(event)

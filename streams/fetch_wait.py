@@ -10,8 +10,8 @@ answered as soon as any partition in it has data, so a shorter wait costs only i
 Rule kept: only the one number changes, set on the aiokafka consumer before it starts (aiokafka
 reads it when it builds its fetcher in ``start``). The consumer thread built here also carries the
 fetch and seek rules of streams/fetch_positions.py and the assignor rule of streams/split_assignor.py,
-and records its group member id (streams/group_predecessor.py); everything else about the consumer
-is Faust's.
+and records its group member id (streams/group_predecessor.py); the consumer hands records to the
+streams by streams/fetch_handoff.py's rule; everything else about the consumer is Faust's.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
+from streams.fetch_handoff import EagerHandoff
 from streams.fetch_positions import FetchPositions
 from streams.group_predecessor import RecordsMember
 from streams.split_assignor import TransactionalAssignor
@@ -33,7 +34,7 @@ class _ConsumerThread(FetchPositions, TransactionalAssignor, RecordsMember, faus
         return consumer
 
 
-class _Consumer(faust_aiokafka.Consumer):
+class _Consumer(EagerHandoff, faust_aiokafka.Consumer):
     def _new_consumer_thread(self) -> faust_aiokafka.AIOKafkaConsumerThread:
         return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
 

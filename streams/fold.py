@@ -88,8 +88,15 @@ class FoldResult:
     dead_letters: int = 0
     dead_letter_reasons: list[tuple[str, str | None]] = field(default_factory=list)  # (stage, field)
     results_without_state: int = 0  # Observer/Reflector results for a key with no state: dropped
-    event_types: set[str] = field(default_factory=set)
-    event_counts: Counter[tuple[str, str | None]] = field(default_factory=Counter)  # (type, operation_type)
+    events: list[tuple[str, str | None]] = field(default_factory=list)  # (type, operation_type) of each event sent
+
+    @property
+    def event_types(self) -> set[str]:
+        return {event_type for event_type, _ in self.events}
+
+    @property
+    def event_counts(self) -> Counter[tuple[str, str | None]]:
+        return Counter(self.events)  # counted once per batch: a Counter per decision cost ~5 µs a message
 
 
 class BatchFolder:
@@ -169,7 +176,7 @@ class BatchFolder:
         if decision.rejection is not None:
             raise _Rejected(decision.rejection.field, decision.rejection.reason)
         tracing.decided(event, states.get(key), decision)  # off: a None check (streams/tracing)
-        state, outgoing, event_types = self._effects(key, decision, record.partition)
+        state, outgoing, events = self._effects(key, decision, record.partition)
         if state is None:
             if states.pop(key, None) is not None or key in result.changed:
                 result.changed.pop(key, None)
@@ -181,17 +188,16 @@ class BatchFolder:
         result.outgoing.extend(outgoing)
         if isinstance(event, ChatMessage) and event.id in decision.dropped:
             self._hide_stored(record, states, result, event)
-        result.event_types.update(event_type for event_type, _ in event_types)
-        result.event_counts.update(event_types)
+        result.events.extend(events)
 
     def _effects(self, key: str, decision: Decision,
-                 p: int) -> tuple[KeyState | None, list[Outgoing], Counter[tuple[str, str | None]]]:
+                 p: int) -> tuple[KeyState | None, list[Outgoing], list[tuple[str, str | None]]]:
         """The records a decision sends, each within the record limit, and the state they leave.
 
         A job that cannot fit is not sent: its failed result is folded at once (streams/job_size.py),
         and that decision's records join the batch. Any other record over the limit refuses the
         input (a dead letter, the key's state untouched): sent, it would break the transaction."""
-        key_bytes, out, types = key.encode(), [], Counter()
+        key_bytes, out, types = key.encode(), [], []
         state, decisions, refolds = decision.state, [decision], 0
         while decisions:
             current = decisions.pop(0)
@@ -211,7 +217,7 @@ class BatchFolder:
                                         self.config))
             out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in current.events)
             out.extend(Outgoing(self.topics.records, p, key_bytes, raw) for raw in self._deltas(key_bytes, current))
-            types.update((ev.type, getattr(ev, "operation_type", None)) for ev in current.events)
+            types.extend((ev.type, getattr(ev, "operation_type", None)) for ev in current.events)
         oversized = [o.topic for o in out if len(o.value) + len(key_bytes) > self.record_limit]
         if oversized:
             raise _Rejected("", f"its effects exceed the broker's record limit ({self.record_limit} bytes) "

@@ -111,13 +111,15 @@ def _closed(value: str | None, allowed: frozenset[str]) -> str:
 
 
 def folded(records: Iterable[Any], seconds: float) -> None:
-    """One processor batch: its records (``.topic``), and how long it took."""
-    count = 0
+    """One processor batch: its records (``.topic``), and how long it took. Counted by topic first:
+    a counter's ``labels`` per record cost ~3 µs of each message."""
+    by_topic: dict[str, int] = {}
     for record in records:
-        RECORDS_FOLDED.labels(topic_kind(record.topic)).inc()
-        count += 1
+        by_topic[record.topic] = by_topic.get(record.topic, 0) + 1
+    for topic, n in by_topic.items():
+        RECORDS_FOLDED.labels(topic_kind(topic)).inc(n)
     BATCH_SECONDS.observe(seconds)
-    BATCH_RECORDS.observe(count)
+    BATCH_RECORDS.observe(sum(by_topic.values()))
 
 
 def events_emitted(counts: dict[tuple[str, str | None], int]) -> None:

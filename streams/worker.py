@@ -16,7 +16,7 @@ from typing import Any
 import faust
 from aiokafka.errors import KafkaError
 
-from streams import logs, tracing
+from streams import gc_tuning, logs, tracing
 from streams.app import Role, build_app
 from streams.group_predecessor import claim_slot, leave_for_predecessor, members_dir
 from streams.internal_topics import ensure_internal_topics
@@ -91,4 +91,5 @@ def run_worker(role: Role = "all") -> None:
     # override_logging=False: Faust would add its own plain-text handler beside ours (every line twice)
     worker = _Worker(app, stop_deadline=StopDeadline(settings.stop_grace_s), loglevel=settings.log_level,
                      override_logging=False)
+    gc_tuning.tune()  # start-up is done: its objects are frozen out of collections
     worker.execute_from_commandline()
