@@ -159,8 +159,8 @@ def _install_metrics_page(app: faust.App) -> None:
 
 def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Lock, shutdown: CallShutdown,
                           pace: CommitPace) -> None:
-    """Every commit waits for the fence — ours on a timer, and Faust's own: during a rebalance its
-    ``wait_empty`` commits while agents still work, which without the fence could commit half a
+    """Every commit waits for the fence — the committer's (streams/commit_pace.py), and Faust's own:
+    during a rebalance its ``wait_empty`` commits while agents still work, which without the fence could commit half a
     processor batch, or an LLM result whose job is not yet acked (the new owner re-runs the job).
 
     The consumer is wrapped at the first assignment: only then is it the worker's transactional

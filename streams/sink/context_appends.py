@@ -25,7 +25,6 @@ from typing import Any
 import orjson
 from clickhouse_connect.driver.client import Client
 
-from streams.reader import queries
 from streams.reader.queries import ResourceKey
 from streams.sink.rows import MESSAGE_COLUMNS
 
@@ -48,11 +47,11 @@ WHERE (resource_id, lookup_key) IN {keys:Array(Tuple(String, String))}
 
 
 def appended_rows(client: Client, keys: Sequence[ResourceKey], messages: Iterable[Sequence[Any]],
-                  stored_rows: Callable[[Sequence[ResourceKey]], list[list[Any] | None]] | None = None
+                  stored_rows: Callable[[Sequence[ResourceKey]], list[list[Any] | None]]
                   ) -> tuple[list[list[Any]], list[ResourceKey]]:
     """The rows of ``keys`` with the batch's ``messages`` (``om_messages`` rows) appended, without a
     new version or status yet; and the keys that need a full recompute instead. ``stored_rows``
-    gives the keys' stored rows (default: one query)."""
+    gives the keys' stored rows (streams.sink.contexts: remembered, else one query)."""
     if not keys:
         return [], []
     wanted = set(keys)
@@ -66,7 +65,7 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], messages: Iterabl
                 newest[ident] = row
     doubtful = _doubtful(client, keys, newest, batch_versions)
     kept = [k for k in keys if k not in doubtful]
-    stored = (stored_rows or (lambda ks: queries.stored_context_rows(client, ks)))(kept)
+    stored = stored_rows(kept)
     by_key: dict[ResourceKey, list[Sequence[Any]]] = {}
     for row in newest.values():
         by_key.setdefault((row[_RESOURCE], row[_KEY]), []).append(row)

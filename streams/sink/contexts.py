@@ -37,7 +37,7 @@ from streams.reader import queries
 from streams.reader.queries import ResourceKey, WindowRequest
 from streams.sink.context_appends import appended_rows
 from streams.sink.inserts import insert
-from streams.sink.row_cache import Pinned, RowCache
+from streams.sink.row_cache import Pinned
 
 CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "status_at", "status_offset",
                    "windows", "message_threads", "speaking_threads", "version")
@@ -135,13 +135,14 @@ def _restamped(rows: list[list[Any]], events: Iterable[Sequence[Any]]) -> list[l
 def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]] = (),
                        announce: Announce | None = None, status_only: Sequence[ResourceKey] = (),
                        appended: Sequence[ResourceKey] = (), messages: Sequence[Sequence[Any]] = (),
-                       cache: RowCache | Pinned | None = None) -> int:
+                       cache: Pinned | None = None) -> int:
     """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
     travel as query parameters), of ``status_only`` (keys only ``events`` touch: their stored
-    row with the newest status, one query), and of ``appended`` (keys only ``messages`` and
+    row with the newest status), and of ``appended`` (keys only ``messages`` and
     ``events`` touch: their stored row with the messages appended, when that is certain to equal
-    a recompute); then hand them to ``announce``. The stored rows of the shortcuts come from
-    ``cache`` when it holds them (streams/sink/row_cache.py), which then learns the rows inserted."""
+    a recompute); then hand them to ``announce``. The shortcuts' stored rows come from ``cache``
+    when it holds them (streams/sink/row_cache.py), else from one query; ``cache`` then learns the
+    rows inserted."""
     rows: list[list[Any]] = []
     full = list(keys)
     stored_rows = _stored_rows(client, cache)
@@ -165,7 +166,7 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
     return len(rows)
 
 
-def _stored_rows(client: Client, cache: RowCache | Pinned | None) -> StoredRows:
+def _stored_rows(client: Client, cache: Pinned | None) -> StoredRows:
     """Stored rows by key: remembered ones from ``cache``, the others in one query."""
     def stored(keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
         found = cache.get(keys) if cache is not None else [None] * len(keys)

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from clickhouse_connect.driver.client import Client
 
 from schemas.deltas import KeyDeleted
-from streams.sink.inserts import insert
 from streams.sink.contexts import Announce, Stored, touched, write_context_rows
+from streams.sink.inserts import insert
 from streams.sink.row_cache import Pinned, RowCache
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
 
