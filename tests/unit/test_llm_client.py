@@ -1,3 +1,5 @@
+import asyncio
+
 import pytest
 
 from processors.model_port import ModelCall, ModelCallError
@@ -149,3 +151,17 @@ async def test_concurrent_first_calls_share_one_litellm_import(monkeypatch):
                                                                messages=USER)) for _ in range(4)))
     await client.complete(ModelCall(role="observer", model="openai/gpt-4o", messages=USER))
     assert [r.text for r in replies] == ["ok"] * 4 and loads == [1]
+
+
+async def test_load_keeps_a_given_completion_and_imports_once_for_many_callers(monkeypatch) -> None:
+    """The llm role calls ``load`` as it starts (streams/app.py): a client given its completion keeps
+    it, and callers waiting together share one import."""
+    async def given(**_):
+        raise AssertionError("not called here")
+
+    assert await LiteLLMClient(completion=given).load() is given
+    imports = []
+    monkeypatch.setattr("streams.llm.client._litellm_completion", lambda: imports.append(1) or given)
+    client = LiteLLMClient()
+    loaded = await asyncio.gather(client.load(), client.load(), client.load())
+    assert loaded == [given] * 3 and imports == [1]
