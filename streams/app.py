@@ -188,7 +188,8 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
     @app.task
     async def commit_between_batches() -> None:
         """Commits when one is due (streams/commit_pace.py), looking when a batch or a result asks
-        and every half interval: never inside an agent, whose commit would wait for its own stream."""
+        and when asked work's interval ends: never inside an agent, whose commit would wait for its
+        own stream."""
         while True:
             await pace.asked()
             if pace.due():
@@ -249,7 +250,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                     await stream.ack(event)
                 for record in records:  # acked in order and all at once: the guard may expect them committed
                     guard.acked(record.topic, record.partition, record.offset)
-                pace.ask()  # after a quiet spell: visible now, not at the next tick (streams/commit_pace.py)
+                # nothing waiting behind this batch: commit it now, not an interval later (streams/commit_pace.py)
+                pace.ask(drained=stream.channel.queue.empty())
 
     @app.timer(interval=settings.idle_check_seconds, on_leader=False)
     async def idle_ticks() -> None:

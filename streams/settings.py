@@ -63,8 +63,8 @@ class Settings(BaseSettings):
                              "counted as 1 + its unobserved messages; the rest wait in the worker's local "
                              "store under <data_dir>/state (streams/state_store.py)")
     commit_interval_ms: int = Field(default=100, ge=10, description="transactions commit at most once per "
-                                    "interval; a batch after a quiet interval commits at once, the others "
-                                    "within 1.5 intervals (streams/commit_pace.py)")
+                                    "interval while input keeps waiting; a batch with nothing behind it, or "
+                                    "after a quiet interval, commits at once (streams/commit_pace.py)")
     fetch_max_wait_ms: int = Field(default=100, ge=1, description="longest fetch long-poll of the worker's "
                                    "consumer (Faust hard-codes 1500); bounds the wait for the first input "
                                    "after recovery (streams/fetch_wait.py)")

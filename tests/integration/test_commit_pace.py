@@ -1,11 +1,16 @@
-"""Commits paced by the work (streams/commit_pace.py), through a real broker: a batch after a quiet
-interval commits at once, and a batch right after a commit waits for the interval. The interval is
-set to a minute, so the old fixed timer (first commit a minute after the start) cannot pass the
-first check, and a committer that committed every batch cannot pass the second."""
+"""Commits paced by the work (streams/commit_pace.py), through a real broker, with the interval set
+to a minute: a batch with nothing behind it commits at once, the first after a start as well as one
+right after another commit; while input waits behind its batches, the worker does not commit each
+batch. The old fixed timer (first commit a minute after the start) cannot pass the first check, the
+previous rule (a batch right after a commit waits an interval) not the second, and a committer that
+committed every batch not the third.
+
+Commits are counted from the outside: each committed transaction ends with a control record (its
+commit marker) on every partition it wrote, which takes an offset that a read_committed consumer
+never returns. Between two consecutive status events of one key, an offset gap is a commit."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from pathlib import Path
@@ -21,44 +26,53 @@ from tests.integration.pipeline import EventLog, WorkerProcess, produce, wait_un
 
 pytestmark = pytest.mark.integration
 
+KEY = "thread:tp"
+BURST = 200
+
 
 def _message(n: int) -> ChatMessage:
     return ChatMessage(id=f"m{n}", thread_id="tp", resource_id="rp", role="user",
                        created_at=int(time.time() * 1000), parts=[{"type": "text", "text": f"message {n}"}])
 
 
-async def _wait_sent(bootstrap: str, topic: str, statuses: int, deadline_s: float = 40) -> None:
-    """Until ``statuses`` status events are on ``topic``, committed or not (read_uncommitted)."""
+async def _status_offsets(bootstrap: str, topic: str, wanted: int, deadline_s: float = 40) -> list[int]:
+    """Offsets of the key's first ``wanted`` committed status events, in order."""
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest",
-                                isolation_level="read_uncommitted")
+                                isolation_level="read_committed")
     await consumer.start()
     try:
-        seen, deadline = 0, time.monotonic() + deadline_s
-        while seen < statuses:
-            assert time.monotonic() < deadline, f"{seen} of {statuses} status events sent"
+        offsets: list[int] = []
+        deadline = time.monotonic() + deadline_s
+        while len(offsets) < wanted:
+            assert time.monotonic() < deadline, f"{len(offsets)} of {wanted} status events committed"
             for records in (await consumer.getmany(timeout_ms=100)).values():
-                seen += sum(1 for r in records if decode_event(r.value).type == "status")
+                offsets += [r.offset for r in records if r.key == KEY.encode() and decode_event(r.value).type == "status"]
+        return offsets[:wanted]
     finally:
         await consumer.stop()
 
 
-async def test_work_after_a_quiet_interval_commits_at_once_and_work_right_after_waits(
+async def test_drained_batches_commit_at_once_and_a_backlog_is_not_committed_batch_by_batch(
         kafka_bootstrap: str, tmp_path: Path) -> None:
     worker = WorkerProcess(kafka_bootstrap, f"pace{uuid.uuid4().hex[:8]}", {}, tmp_path,
-                           extra_env={"OM_COMMIT_INTERVAL_MS": "60000", "OM_COMMIT_STALL_S": "0"})
+                           extra_env={"OM_COMMIT_INTERVAL_MS": "60000", "OM_COMMIT_STALL_S": "0",
+                                      "OM_BATCH_MAX": "1"})  # a batch per message: a backlog is many batches
     handle = worker.start()
     try:
         topics = Topics.for_prefix(worker.prefix)
         async with EventLog(kafka_bootstrap, topics.events) as log:  # read_committed: committed work only
-            await produce(kafka_bootstrap, topics.messages, [("thread:tp", _message(1).to_bytes())])
-            await wait_until(lambda: log.count("thread:tp", "status") == 1, 40,
-                             "the first batch after a quiet interval was not committed at once")
-            await produce(kafka_bootstrap, topics.messages, [("thread:tp", _message(2).to_bytes())])
-            await _wait_sent(kafka_bootstrap, topics.events, statuses=2)  # folded and sent, in its transaction
-            quiet_until = time.monotonic() + 3  # a commit at once would be visible within ~0.1 s
-            while time.monotonic() < quiet_until:
-                assert log.count("thread:tp", "status") == 1, "a batch right after a commit did not wait for the interval"
-                await asyncio.sleep(0.05)
+            for n in (1, 2):  # the first after the start, then one right after that commit
+                await produce(kafka_bootstrap, topics.messages, [(KEY, _message(n).to_bytes())])
+                await wait_until(lambda n=n: log.count(KEY, "status") == n, 20,
+                                 f"batch {n}, with nothing behind it, was not committed at once")
+            await produce(kafka_bootstrap, topics.messages,
+                          [(KEY, _message(n).to_bytes()) for n in range(3, 3 + BURST)])
+            await wait_until(lambda: log.count(KEY, "status") == 2 + BURST, 40,
+                             "the backlog's last batch drained it, and was not committed at once")
+        offsets = await _status_offsets(kafka_bootstrap, topics.events, 2 + BURST)
+        commits_in_burst = sum(1 for a, b in zip(offsets[2:], offsets[3:]) if b != a + 1) + 1
+        assert commits_in_burst <= BURST // 10, (
+            f"{commits_in_burst} commits for a backlog of {BURST} one-message batches: committed batch by batch")
         assert handle.proc is not None and handle.proc.poll() is None, f"the worker exited; see {handle.log}"
     finally:
         worker.stop()

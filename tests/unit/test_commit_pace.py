@@ -71,3 +71,46 @@ def test_the_committer_wakes_when_asked_not_at_its_tick() -> None:
         return pace.due()
 
     assert asyncio.run(scenario())
+
+
+def test_a_drained_batch_commits_at_once_even_right_after_a_commit() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    pace.ask()
+    pace.committing()
+    clock.now += 1 / 256
+    pace.ask(drained=False)
+    assert not pace.due(), "input still waits behind the batch: wait for the interval"
+    pace.ask(drained=True)
+    assert pace.due(), "nothing waits behind the batch: commit now"
+    pace.committing()
+    pace.ask()
+    assert not pace.due(), "the drained mark belongs to the commit that took it"
+
+
+def test_a_busy_worker_that_drains_now_and_then_commits_for_each_drain() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    commits = 0
+    for n in range(1_024):  # a batch every 1/256 s for 4 s; every 16th finds the queue empty
+        clock.now += 1 / 256
+        pace.ask(drained=n % 16 == 15)
+        if pace.due():
+            pace.committing()
+            commits += 1
+    assert commits == 1 + 64  # the first batch (after quiet), then one per drain: the interval never passes between
+
+
+def test_the_committer_sleeps_until_asked_work_is_due_not_a_tick_later() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    assert pace.wake_in() == 0.0625, "nothing asked: the sweep's tick"
+    pace.ask()
+    pace.committing()
+    clock.now += 0.03125
+    pace.ask()
+    assert pace.wake_in() == 0.125 - 0.03125
+    clock.now += pace.wake_in()
+    assert pace.due()
+    clock.now += 1.0
+    assert pace.wake_in() == 0.0, "overdue: at once"
