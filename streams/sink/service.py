@@ -201,26 +201,36 @@ class Sink:
                 await self._flush(batch)
 
     async def _collect(self) -> list[ConsumerRecord]:
-        """Up to ``max_batch`` records: waiting at most ``max_wait_ms`` for the first, then taking what
-        keeps arriving within ``linger_ms`` (and ``max_wait_ms`` after the first poll in all).
+        """Up to ``max_batch`` records: waiting at most ``max_wait_ms`` for the first; while the batch
+        holds only chat messages, up to ``max_wait_ms`` after them for more (the processor's records
+        of those messages, which follow within tens of ms); then taking what keeps arriving within
+        ``linger_ms``.
 
         A batch closes as soon as the records stop coming, so a quiet pipeline's records reach the
         tables one flush after they are committed, not ``max_wait_ms`` later; under load the
-        records that arrive while a batch is written make the next one large by themselves."""
+        records that arrive while a batch is written make the next one large by themselves. A
+        lone message is not written alone: its row goes in with its fold's status and records, one
+        flush (one context row written, and the status never queued behind the message's own
+        flush, which used to hold up a read-your-writes wait)."""
         consumer = self._require_consumer()
         opts = self.options
         records: list[ConsumerRecord] = []
+        folded = False  # a record of the processor's (events, records, results) is in the batch
         deadline = time.monotonic() + opts.max_wait_ms / 1000
         while len(records) < opts.max_batch and not self._stopping.is_set():
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0:
                 break
-            wait_ms = min(remaining_ms, opts.linger_ms) if records else remaining_ms
+            lingering = records and folded
+            wait_ms = min(remaining_ms, opts.linger_ms) if lingering else remaining_ms
             got = await consumer.getmany(timeout_ms=wait_ms, max_records=opts.max_batch - len(records))
-            if records and not got:
+            if lingering and not got:
                 break
+            if got and not records:  # the messages' folds get a whole max_wait, however late they came
+                deadline = time.monotonic() + opts.max_wait_ms / 1000
             for partition_records in got.values():
                 records.extend(partition_records)
+                folded = folded or any(r.topic != self.topics.messages for r in partition_records)
         return records
 
     async def _flush(self, batch: list[ConsumerRecord]) -> None:

@@ -1,20 +1,39 @@
 """How the sink closes a batch (streams/sink/service.py ``_collect``): as soon as records stop coming
 (``linger_ms``), at ``max_batch``, or ``max_wait_ms`` after its first poll — never by waiting out
-``max_wait_ms`` while the pipeline is quiet, which once put 200 ms into every read-your-writes wait."""
+``max_wait_ms`` while the pipeline is quiet, which once put 200 ms into every read-your-writes wait.
+A batch of chat messages alone waits (up to ``max_wait_ms``) for the processor's records of them, so
+a lone message and its fold are written in one flush."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from streams.sink.service import Sink, SinkOptions
 from streams.topics import Topics
+
+TOPICS = Topics.for_prefix("om")
+
+
+@dataclass(frozen=True)
+class _Record:
+    n: int
+    topic: str = TOPICS.events
+
+
+def _messages(*ns: int) -> list[_Record]:
+    return [_Record(n, TOPICS.messages) for n in ns]
+
+
+def _events(*ns: int) -> list[_Record]:
+    return [_Record(n, TOPICS.events) for n in ns]
 
 
 class _Consumer:
     """Answers each getmany with the next prepared batch (a dict of partition -> records), noting
     the timeouts asked."""
 
-    def __init__(self, *answers: dict[str, list[int]]) -> None:
+    def __init__(self, *answers: dict[str, list[_Record]]) -> None:
         self.answers = list(answers)
         self.timeouts: list[int] = []
 
@@ -25,24 +44,41 @@ class _Consumer:
 
 
 def _sink(consumer: _Consumer, **options: Any) -> Sink:
-    sink = Sink(None, "127.0.0.1:1", Topics.for_prefix("om"), SinkOptions(**options))  # type: ignore[arg-type]
+    sink = Sink(None, "127.0.0.1:1", TOPICS, SinkOptions(**options))  # type: ignore[arg-type]
     sink._consumer = consumer  # type: ignore[assignment]
     return sink
 
 
+async def _collect(consumer: _Consumer, **options: Any) -> list[int]:
+    return [r.n for r in await _sink(consumer, **options)._collect()]
+
+
 async def test_a_batch_closes_when_the_records_stop_coming() -> None:
-    consumer = _Consumer({"p0": [1, 2]}, {"p1": [3]}, {}, {"p0": [4]})
-    batch = await _sink(consumer, max_wait_ms=60_000, linger_ms=10)._collect()
-    assert batch == [1, 2, 3], "the record after the quiet poll waits for the next batch"
+    consumer = _Consumer({"p0": _events(1, 2)}, {"p1": _events(3)}, {}, {"p0": _events(4)})
+    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 2, 3], \
+        "the record after the quiet poll waits for the next batch"
     assert consumer.timeouts[0] > 50_000 and consumer.timeouts[1:] == [10, 10], "waits long only for the first"
 
 
 async def test_a_batch_closes_at_max_batch() -> None:
-    consumer = _Consumer({"p0": [1, 2, 3]}, {"p0": [4, 5, 6]})
-    assert await _sink(consumer, max_batch=4, linger_ms=10)._collect() == [1, 2, 3, 4]
+    consumer = _Consumer({"p0": _events(1, 2, 3)}, {"p0": _events(4, 5, 6)})
+    assert await _collect(consumer, max_batch=4, linger_ms=10) == [1, 2, 3, 4]
 
 
 async def test_a_quiet_pipeline_gives_an_empty_batch_after_max_wait() -> None:
     consumer = _Consumer()
-    assert await _sink(consumer, max_wait_ms=30, linger_ms=10)._collect() == []
+    assert await _collect(consumer, max_wait_ms=30, linger_ms=10) == []
     assert consumer.timeouts and all(t <= 30 for t in consumer.timeouts)
+
+
+async def test_chat_messages_alone_wait_for_their_folds_then_linger() -> None:
+    consumer = _Consumer({"m0": _messages(1)}, {}, {"m0": _messages(2)}, {"e0": _events(3)}, {}, {"e0": _events(4)})
+    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 2, 3], \
+        "a quiet poll after messages alone does not close the batch; one after their fold does"
+    assert all(t > 50_000 for t in consumer.timeouts[:4]) and consumer.timeouts[4:] == [10]
+
+
+async def test_chat_messages_whose_folds_never_come_are_written_after_max_wait() -> None:
+    consumer = _Consumer({"m0": _messages(1)})
+    assert await _collect(consumer, max_wait_ms=30, linger_ms=10) == [1]
+    assert all(t <= 30 for t in consumer.timeouts)
