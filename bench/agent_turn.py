@@ -10,7 +10,7 @@ send of the user message, then the context read, then the reply sent. Two ways t
   stored it (for callers that need the processor's decisions).
 
 Baselines from the same run: a bare acknowledged produce plus a bare ``GET /healthz`` on the same
-reader; the ratio is what the read path adds. Worker CPU per read comes from ``/proc/<pid>/stat``.
+reader, by as many concurrent callers as the turns; the ratio is what the read path adds. Worker CPU per read comes from ``/proc/<pid>/stat``.
 
 Then the read alone (issue 19 item 1's targets): ``GET …/context`` over HTTP on the threads the turns
 built, at concurrency 1 and 32, beside a bare ``GET /healthz`` at the same concurrency, with the
@@ -67,18 +67,23 @@ async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, 
                                       created_at=at + 1000, parts=[TextPart(text=_text(86, turn, thread))]))
 
 
-async def _baseline(reader_url: str, topic: str, n: int) -> list[float]:
+async def _baseline(reader_url: str, topic: str, n: int, level: int) -> list[float]:
+    """``n`` bare acknowledged produces, each followed by a bare ``GET /healthz``, by ``level``
+    concurrent callers sharing one producer and one HTTP session, as the turns share the SDK's."""
     producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, enable_idempotence=True, acks="all", linger_ms=5)
     await producer.start()
-    samples = []
+    samples: list[float] = []
     try:
-        async with aiohttp.ClientSession() as http:
-            for i in range(n):
-                start = time.perf_counter()
-                await (await producer.send(topic, b"x" * 1500, key=str(i).encode()))
-                async with http.get(f"{reader_url}/healthz") as response:
-                    await response.read()
-                samples.append((time.perf_counter() - start) * 1000)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=level)) as http:
+            async def caller(first: int) -> None:
+                for i in range(first, n, level):
+                    start = time.perf_counter()
+                    await (await producer.send(topic, b"x" * 1500, key=str(i).encode()))
+                    async with http.get(f"{reader_url}/healthz") as response:
+                        await response.read()
+                    samples.append((time.perf_counter() - start) * 1000)
+
+            await asyncio.gather(*(caller(c) for c in range(level)))
     finally:
         await producer.stop()
     return samples
@@ -141,7 +146,7 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
         print(f"{threads} threads x {turns} turns, ~300-token user messages, ~100-token replies, "
               f"thresholds 4,000 / 6,000, embedded worker")
         for level in concurrency:
-            base = await _baseline(reader_url, scratch, 200)
+            base = await _baseline(reader_url, scratch, max(200, 8 * level), level)
             print(f"\nconcurrency {level}:  baseline (ack'd produce + GET /healthz)  {summary(base)}")
             for own in (True, False):
                 samples: list[float] = []
