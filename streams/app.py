@@ -57,6 +57,7 @@ from streams.hooks.transform import load_hooks
 from streams.idle_schedule import IdleSchedule
 from streams.call_shutdown import CallShutdown
 from streams.commit_pace import CommitPace
+from streams.eager_take import take_eagerly
 from streams.internal_topics import (
     MAX_RECORD_BYTES, STATE_TABLE, Role, app_id, changelog_config, changelog_topic, install_assignment_guard,
 )
@@ -235,7 +236,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
 
     @app.agent(inputs, name="om-processor")
     async def om_processor(stream: faust.StreamT) -> None:
-        async for events in stream.take_events(settings.batch_max, within=settings.batch_within_ms / 1000):
+        async for events in take_eagerly(stream, settings.batch_max, within=settings.batch_within_ms / 1000):
             records = [InputRecord(e.message.topic, e.message.partition, e.message.offset, e.key, e.value,
                                    _log_time_ms(e.message.timestamp)) for e in events]
             async with fence:  # no commit may split this batch: effects, state and offsets go together

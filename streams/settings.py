@@ -58,7 +58,8 @@ class Settings(BaseSettings):
                           "recall search (needs retrieval.vector in the OM config); empty = no search")
     web_host: str = Field(default="127.0.0.1", description="bind address of the worker's web endpoint")
     batch_max: int = Field(default=500, ge=1, description="input records folded per batch")
-    batch_within_ms: int = Field(default=20, ge=1, description="longest wait to fill a batch")
+    batch_within_ms: int = Field(default=20, ge=1, description="longest a batch keeps filling while more input "
+                                 "waits; one with nothing behind it is folded at once (streams/eager_take.py)")
     state_cache: int = Field(default=100_000, ge=1, description="key states kept decoded in memory, each "
                              "counted as 1 + its unobserved messages; the rest wait in the worker's local "
                              "store under <data_dir>/state (streams/state_store.py)")

@@ -1,9 +1,11 @@
-"""Commits paced by the work (streams/commit_pace.py), through a real broker, with the interval set
-to a minute: a batch with nothing behind it commits at once, the first after a start as well as one
+"""Commits paced by the work (streams/commit_pace.py) and batches taken eagerly
+(streams/eager_take.py), through a real broker, with the commit interval and the batch window set
+to a minute: a batch with nothing behind it is folded and committed at once, the first after a start as well as one
 right after another commit; while input waits behind its batches, the worker does not commit each
 batch. The old fixed timer (first commit a minute after the start) cannot pass the first check, the
-previous rule (a batch right after a commit waits an interval) not the second, and a committer that
-committed every batch not the third.
+previous rule (a batch right after a commit waits an interval) not the second, Faust's own
+``take_events`` (a batch waits for its window's tick) neither, and a committer that committed every
+batch not the third.
 
 Commits are counted from the outside: each committed transaction ends with a control record (its
 commit marker) on every partition it wrote, which takes an offset that a read_committed consumer
@@ -56,7 +58,8 @@ async def test_drained_batches_commit_at_once_and_a_backlog_is_not_committed_bat
         kafka_bootstrap: str, tmp_path: Path) -> None:
     worker = WorkerProcess(kafka_bootstrap, f"pace{uuid.uuid4().hex[:8]}", {}, tmp_path,
                            extra_env={"OM_COMMIT_INTERVAL_MS": "60000", "OM_COMMIT_STALL_S": "0",
-                                      "OM_BATCH_MAX": "1"})  # a batch per message: a backlog is many batches
+                                      "OM_BATCH_WITHIN_MS": "60000",
+                                      "OM_BATCH_MAX": "2"})  # a backlog is many batches; a lone message fills none
     handle = worker.start()
     try:
         topics = Topics.for_prefix(worker.prefix)
@@ -72,7 +75,7 @@ async def test_drained_batches_commit_at_once_and_a_backlog_is_not_committed_bat
         offsets = await _status_offsets(kafka_bootstrap, topics.events, 2 + BURST)
         commits_in_burst = sum(1 for a, b in zip(offsets[2:], offsets[3:]) if b != a + 1) + 1
         assert commits_in_burst <= BURST // 10, (
-            f"{commits_in_burst} commits for a backlog of {BURST} one-message batches: committed batch by batch")
+            f"{commits_in_burst} commits for a backlog of {BURST} messages in batches of two: committed batch by batch")
         assert handle.proc is not None and handle.proc.poll() is None, f"the worker exited; see {handle.log}"
     finally:
         worker.stop()
