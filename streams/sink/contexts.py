@@ -11,6 +11,9 @@ Rules this file keeps:
   batch) writes the same content. Two shortcuts write that same content from the stored row: a
   key only events touched gets the newest status, and a key only new messages (and events)
   touched gets them appended (:mod:`streams.sink.context_appends`, which says when it may).
+  A key recomputed whose row the sink remembers takes its status, and (without messages in the
+  batch) its thread lists, from that row: only events change the one, only messages and deletions
+  the other (a deleted key is never remembered).
 * **Written before the batch's events.** The status of a row is the newest of the stored events and
   the batch's own; the writer inserts the rows, then the events. So once an event is visible (a
   read-your-writes wait sees the fold), the row already reflects it.
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -41,7 +44,7 @@ from streams.sink.row_cache import Pinned
 
 CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "status_at", "status_offset",
                    "windows", "message_threads", "speaking_threads", "version")
-_STATUS, _VERSION = 4, 10
+_STATUS, _MESSAGE_THREADS, _SPEAKING, _VERSION = 4, 8, 9, 10
 
 # (table, index of resource_id, index of lookup_key) of the rows that change a key's context
 _TOUCHING = {"om_messages": (0, 3), "om_records": (0, 1), "om_working_memory": (0, 1), "om_events": (0, 1),
@@ -85,14 +88,24 @@ def touched(pending: Mapping[str, Sequence[Sequence[Any]]]
     return keys, by_table["om_events"] - others - by_table["om_messages"], by_table["om_messages"] - others
 
 
-def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]] = ()) -> list[list[Any]]:
+def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]] = (), *,
+                 stored: Mapping[ResourceKey, Sequence[Any]] | None = None,
+                 messaged: Collection[ResourceKey] = ()) -> list[list[Any]]:
     """One ``om_contexts`` row per key from the tables as they are now; ``events`` are event rows
-    written after these rows (the batch's own), counted for the newest status."""
+    written after these rows (the batch's own), counted for the newest status.
+
+    ``stored`` has the rows this sink wrote last for some keys (streams/sink/row_cache.py): such a
+    key's newest status is its stored row's or one of ``events`` (only events change it), and, unless
+    the batch has messages of it (``messaged``), its thread lists are the stored row's (only
+    messages and deletions change them; a deleted key is never remembered): two queries fewer."""
     keys = sorted(set(keys))
     if not keys:
         return []
+    stored = stored or {}
     heads = queries.head_rows(client, keys)
-    threads = queries.message_threads(client, keys)
+    asked = [key for key in keys if key not in stored or key in messaged]
+    found_threads = dict(zip(asked, queries.message_threads(client, asked) if asked else [], strict=True))
+    threads = [found_threads[key] if key in found_threads else _stored_threads(stored[key]) for key in keys]
     requests = [[WindowRequest(resource, thread, key, head["version"] if head else 0)
                  for thread, speaks in sorted(found.items()) if speaks]
                 for (resource, key), head, found in zip(keys, heads, threads, strict=True)]
@@ -100,16 +113,29 @@ def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[S
     windows = dict(zip(flat, queries.unobserved_rows(client, flat) if flat else [], strict=True))
     memories = queries.working_memories(client, [WindowRequest(resource, key, key, head["version"] if head else 0)
                                                  for (resource, key), head in zip(keys, heads, strict=True)])
-    statuses = _newest_statuses(queries.latest_status_rows(client, keys), keys, events)
+    unknown = [key for key in keys if key not in stored]
+    latest = dict(zip(unknown, queries.latest_status_rows(client, unknown) if unknown else [], strict=True))
+    statuses = _newest_statuses([latest[key] if key in latest else _stored_status(stored[key]) for key in keys],
+                                keys, events)
     rows = []
-    for (resource, key), head, found, asked, memory, status in zip(keys, heads, threads, requests, memories,
-                                                                    statuses, strict=True):
-        by_thread = {r.thread_id: windows[r] for r in asked if windows[r]}
+    for (resource, key), head, found, asked_windows, memory, status in zip(keys, heads, threads, requests, memories,
+                                                                            statuses, strict=True):
+        by_thread = {r.thread_id: windows[r] for r in asked_windows if windows[r]}
         rows.append([key, resource, orjson.dumps(head).decode() if head else None, memory,
                      status[2] if status else None, status[0] if status else 0, status[1] if status else 0,
                      orjson.dumps(by_thread).decode(), sorted(found), sorted(t for t, speaks in found.items() if speaks),
                      _CLOCK.next()])
     return rows
+
+
+def _stored_threads(row: Sequence[Any]) -> dict[str, bool]:
+    """A stored row's threads as ``message_threads`` gives them: thread -> has a non-system message."""
+    speaking = set(row[_SPEAKING])
+    return {thread: thread in speaking for thread in row[_MESSAGE_THREADS]}
+
+
+def _stored_status(row: Sequence[Any]) -> tuple[int, int, str] | None:
+    return (row[_STATUS + 1], row[_STATUS + 2], row[_STATUS]) if row[_STATUS] is not None else None
 
 
 def _with_new_status(stored_rows: StoredRows, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]]
@@ -123,8 +149,7 @@ def _with_new_status(stored_rows: StoredRows, keys: Sequence[ResourceKey], event
 
 def _restamped(rows: list[list[Any]], events: Iterable[Sequence[Any]]) -> list[list[Any]]:
     """Stored rows (changed or not) with the newest of their status and ``events``'s, and a new version."""
-    newest = _newest_statuses([(row[_STATUS + 1], row[_STATUS + 2], row[_STATUS]) if row[_STATUS] is not None
-                               else None for row in rows], [(row[1], row[0]) for row in rows], events)
+    newest = _newest_statuses([_stored_status(row) for row in rows], [(row[1], row[0]) for row in rows], events)
     for row, status in zip(rows, newest, strict=True):
         if status is not None:
             row[_STATUS], row[_STATUS + 1], row[_STATUS + 2] = status[2], status[0], status[1]
@@ -154,8 +179,11 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
         extended, doubtful = appended_rows(client, appended[start:start + MAX_KEYS], messages, stored_rows)
         rows += _restamped(extended, events)
         full += doubtful
+    remembered = dict(zip(full, cache.get(full), strict=True)) if cache is not None and full else {}
+    messaged = {(row[0], row[3]) for row in messages}  # (resource, key) of the batch's om_messages rows
     rows += [row for start in range(0, len(full), MAX_KEYS)
-             for row in context_rows(client, full[start:start + MAX_KEYS], events)]
+             for row in context_rows(client, full[start:start + MAX_KEYS], events,
+                                     stored={k: r for k, r in remembered.items() if r is not None}, messaged=messaged)]
     if not rows:
         return 0
     insert(client, "om_contexts", rows, CONTEXT_COLUMNS)

@@ -37,7 +37,7 @@ from tests.integration.om_pipeline import (
     core_context,
     database_client,
 )
-from tests.unit.machine.core_driver import T0
+from tests.unit.machine.core_driver import T0, message
 
 pytestmark = pytest.mark.integration
 SEEDS = range(6)
@@ -110,6 +110,68 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
     write_batch(client, fuzz.rows, announce=cache.written, cache=rows_cache)  # a redelivery of everything
     for reader in readers:
         assert await reader.context("t", "r", now_ms=now) == expected
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_every_record_alone_keeps_the_remembered_row_equal_to_a_recompute(clickhouse_dsn, seed, monkeypatch) -> None:
+    """One record per batch, with the sink's memory of its rows: a snapshot then comes without its
+    status event, so a recomputed key's status is its remembered row's (streams/sink/contexts.py),
+    and every shortcut and recompute must still write what a recompute from the tables writes."""
+    fuzz = SunkFuzz(seed, steps=40)
+    decide = harness.decide
+    monkeypatch.setattr(harness, "decide", lambda *args: _tap(decide(*args), fuzz))
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    for number in range(fuzz.steps):
+        fuzz.one_step(number)
+    while fuzz.jobs:
+        fuzz.answer(fuzz.jobs.pop(0), ok=True)
+    alone = 0
+    for written, item in enumerate(fuzz.rows):
+        write_batch(client, [item], cache=rows_cache)
+        alone += "om_records" in item.rows and "om_events" not in item.rows
+        stored, = stored_context_rows(client, [("r", "thread:t")])
+        assert stored[:-1] == context_rows(client, [("r", "thread:t")])[0][:-1], f"seed {seed}, record {written}"
+    assert alone >= 2, "the seed must write snapshots without their status"
+
+
+def test_a_recomputed_key_keeps_its_thread_lists_from_memory_only_without_new_messages(clickhouse_dsn) -> None:
+    """Resource scope, a speaking thread and a system-only one: a snapshot alone takes the remembered
+    row's thread lists (the system thread listed, not speaking); a snapshot that comes with a message
+    in a new thread asks the tables for them (streams/sink/contexts.py)."""
+    conversation = Conversation(OMConfig.model_validate({"scope": "resource", "observation": {"messageTokens": 200}}))
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    key, offset = ("r", "resource:r"), 0
+
+    def fed(msg: ChatMessage) -> tuple[Rows, list[Rows], list[Rows]]:
+        nonlocal offset
+        records, events = len(conversation.records), len(conversation.events)
+        conversation.feed(msg)
+        offset += 1
+        return (message_rows(b"resource:r", msg.to_bytes(), offset, None, "resource"),
+                [delta_rows(d.model_dump_json().encode()) for _, d in conversation.records[records:]],
+                [event_rows(k, e.to_bytes(), offset * 100 + n) for n, (k, e) in enumerate(conversation.events[events:])])
+
+    def equal_to_a_recompute(what: str) -> None:
+        stored, = stored_context_rows(client, [key])
+        assert stored[:-1] == context_rows(client, [key])[0][:-1], what
+
+    snapshots = 0
+    turns = [("a", "user"), ("s", "system"), ("a", "assistant")] * 4
+    for n, (thread, role) in enumerate(turns):
+        row, records, events = fed(message(f"{thread}{n}", T0 + n * 60_000, role=role, thread=thread, resource="r",
+                                           text=" ".join(["words"] * 150)))
+        for item in [row, *events, *records]:  # each alone; the snapshots last, after their status
+            write_batch(client, [item], cache=rows_cache)
+            snapshots += "om_records" in item.rows
+            equal_to_a_recompute(f"message {n}, alone")
+    assert snapshots >= 2
+    stored, = stored_context_rows(client, [key])
+    assert stored[8] == ["a", "s"] and stored[9] == ["a"], "the system-only thread is listed, not speaking"
+
+    row, records, events = fed(message("b0", T0 + 10 * 60_000, thread="b", resource="r", text=" ".join(["more"] * 150)))
+    assert records, "the message must change the record for this check"
+    write_batch(client, [*records, row, *events], cache=rows_cache)  # a snapshot with a message of a new thread
+    equal_to_a_recompute("a new thread's message with a snapshot")
 
 
 def _tap(decision, fuzz: SunkFuzz):
