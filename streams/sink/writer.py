@@ -14,7 +14,8 @@ ones that land later (``om_deleted_keys``).
 After each segment's rows, the context rows of the keys they touch are rewritten as the tables now
 say (:mod:`streams.sink.contexts`) and inserted, and only then the segment's events: a reader that sees
 an event finds a context row at least that new. A deleted key's row goes with its other rows and is
-recomputed after the deletion. The events are handed to ``stored`` (the embedded reader's waits,
+recomputed after the deletion. The cost ledger's rows (``om_model_calls``), which no context row
+reads, go last, after the events. The events are handed to ``stored`` (the embedded reader's waits,
 :mod:`streams.reader.fold_watch`) once the context rows that show them are written, before their
 own insert: what a wait returns is the row.
 """
@@ -33,6 +34,7 @@ from streams.sink.row_cache import Pinned, RowCache
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
 
 log = logging.getLogger(__name__)
+_AFTER_CONTEXTS = ("om_events", "om_model_calls")  # inserted after the context rows (see _insert)
 
 _DELETE_THREAD_MESSAGES = (
     "DELETE FROM om_messages WHERE resource_id = {resource:String} AND thread_id = {thread:String} "
@@ -86,11 +88,12 @@ def _write(client: Client, batch: Sequence[Rows], announce: Announce | None, sto
 
 def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]],
             announce: Announce | None, stored: Stored | None, cache: Pinned | None) -> int:
-    """The rows in table order, then the touched keys' context rows, then the events."""
+    """The rows in table order, then the touched keys' context rows, then the events and the cost
+    ledger's rows (which no context row reads)."""
     count = 0
     for table in TABLE_ORDER:
         rows = pending.get(table)
-        if rows and table != "om_events":
+        if rows and table not in _AFTER_CONTEXTS:
             insert(client, table, rows, COLUMNS[table])
             count += len(rows)
     events = pending.get("om_events", [])
@@ -104,6 +107,10 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             stored(events)
         insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
+    calls = pending.get("om_model_calls")
+    if calls:  # no context row reads the ledger: after the wake, not before it
+        insert(client, "om_model_calls", calls, COLUMNS["om_model_calls"])
+        count += len(calls)
     return count
 
 
