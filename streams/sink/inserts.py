@@ -26,6 +26,9 @@ Rules this file keeps:
   clickhouse-connect would describe the table before every insert (one more query each).
 * Data never becomes SQL: the rows follow the statement's ``FORMAT`` clause, where the engine
   reads them as data to the end of the call; the statement names only our own tables and columns.
+  The engine keeps no query log (chDB has no ``system.query_log``); an error of a refused inline
+  insert may quote the row, as ClickHouse's parse errors do: the sink logs only the error's type,
+  and a dead letter carries the error as it carries the record itself.
 """
 
 from __future__ import annotations
