@@ -10,12 +10,16 @@ Once per layout — one worker (embedded sink and model in the process), then th
 (processor with the embedded sink + LLM worker, as section 1b) — it also prints the rate the
 worker kept up (messages over the span from the first send to the last status), so a load above
 what the worker sustains shows as such rather than as an ever-growing queue, and the worker's CPU
-per message (all its processes).
+per message (all its processes). On a machine whose cores the broker and this client share with the
+worker, what a message costs all of them decides whether a rate is kept up: a last line gives each
+one's CPU per message (the worker's roles, the local broker of ``om services up`` when it is the one
+in use, this benchmark's own process) and what they add up to in cores at the offered rate.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 from aiokafka import AIOKafkaProducer
@@ -23,6 +27,8 @@ from aiokafka import AIOKafkaProducer
 from bench.corpus import messages
 from bench.stats import percentile, summary
 from bench.worker import BOOTSTRAP, Arrivals, cpu_seconds, keyed, running_worker
+from streams.services.errors import ServiceError
+from streams.services.kafka import LocalKafkaBroker
 from streams.services.kafka_topics import create_topics
 from streams.settings import get_settings
 
@@ -62,6 +68,23 @@ async def broker_round_trips(prefix: str, count: int, rate: float) -> list[float
         return await latencies(topic, pings, [("ping", n.encode()) for n in names], names, rate)
 
 
+def local_broker_pid() -> int | None:
+    """The pid of the local broker (``om services up``) when the benchmark uses it, else None."""
+    try:
+        broker = LocalKafkaBroker.from_settings(get_settings())
+    except ServiceError:  # a broker on another machine: its CPU is not this machine's
+        return None
+    status = broker.status()
+    return status.pid if status.bootstrap == BOOTSTRAP else None
+
+
+def cpu_line(spent: dict[str, float], count: int, rate: float) -> str:
+    """Each process's CPU per message and what all of them take in cores at ``rate``."""
+    per = {name: seconds * 1000 / count for name, seconds in spent.items()}
+    return ("CPU per message: " + ", ".join(f"{name} {ms:.2f} ms" for name, ms in per.items())
+            + f"; together {sum(per.values()):.2f} ms = {sum(per.values()) * rate / 1000:.2f} cores at {rate:g}/s")
+
+
 async def main(rate: float, seconds: float, threads: int) -> None:
     count = int(rate * seconds)
     batch = list(messages(threads, -(-count // threads), salt="latency"))[:count]
@@ -71,10 +94,13 @@ async def main(rate: float, seconds: float, threads: int) -> None:
         pids: dict[str, int] = {}
         async with running_worker({}, roles, pids) as (topics, arrivals):
             baseline = await broker_round_trips(topics.messages.split(".")[0], min(count, PINGS), rate)
-            cpu0 = sum(cpu_seconds(pid) for pid in pids.values())
+            others = {"broker": local_broker_pid(), "bench client": os.getpid()}
+            counted = {**pids, **{name: pid for name, pid in others.items() if pid is not None}}
+            cpu0 = {name: cpu_seconds(pid) for name, pid in counted.items()}
             sent = await paced(topics.messages, keyed(batch), [m.id for m in batch], rate)
             last = await arrivals.wait_all(sent, deadline_s=300)
-            cpu = sum(cpu_seconds(pid) for pid in pids.values()) - cpu0
+            spent = {name: cpu_seconds(pid) - cpu0[name] for name, pid in counted.items()}
+            cpu = sum(spent[role] for role in pids)
         measured = [(arrivals.at[n] - sent[n]) * 1000 for n in sent]
         kept_up = count / (last - min(sent.values()))
         print(f"\n{label} ({' + '.join(roles)})")
@@ -85,3 +111,4 @@ async def main(rate: float, seconds: float, threads: int) -> None:
         print(f"p99 / commit interval ({commit_ms} ms)        {percentile(measured, 99) / commit_ms:8.1f}x   "
               f"(target ≤ 2x)   kept up {kept_up:6.0f} msgs/s of {rate:g} offered   "
               f"worker CPU {cpu * 1000 / count:5.2f} ms/msg")
+        print(cpu_line(spent, count, rate))

@@ -50,10 +50,14 @@ def has_incomplete_tool_calls(window: Sequence[ChatMessage]) -> bool:
     """Whether the newest message's latest step still waits for a tool result.
 
     Observing now would cut a tool pair in half, so the synchronous observation waits a step.
+    The window is in event-time order (:func:`processors.machine.intake._insert` keeps it so), so
+    the newest message is found from its end: the first of the messages that share the last time,
+    as ``max`` over the whole window would pick, without a pass over a window that a lagging
+    Observer lets grow to thousands of messages (this ran at every step above the threshold).
     """
     if not window:
         return False
-    newest = max(window, key=lambda m: m.created_at)
+    newest = _first_newest(window)
     latest_step: list = []
     for part in newest.parts:
         if isinstance(part, StepStartPart):
@@ -61,3 +65,12 @@ def has_incomplete_tool_calls(window: Sequence[ChatMessage]) -> bool:
         else:
             latest_step.append(part)
     return any(isinstance(p, ToolInvocationPart) and p.is_pending for p in latest_step)
+
+
+def _first_newest(window: Sequence[ChatMessage]) -> ChatMessage:
+    """The first message with the window's last ``created_at`` (the window is in event-time order)."""
+    at = len(window) - 1
+    newest_at = window[at].created_at
+    while at > 0 and window[at - 1].created_at == newest_at:
+        at -= 1
+    return window[at]

@@ -51,3 +51,10 @@ def test_incomplete_tool_call_only_counts_in_the_latest_step() -> None:
     assert not has_incomplete_tool_calls([earlier_step])
     assert has_incomplete_tool_calls([msg("a", 1, pending="y")])
     assert not has_incomplete_tool_calls([])
+
+
+def test_incomplete_tool_call_is_judged_on_the_first_of_the_newest_messages() -> None:
+    """With several messages at the newest time, the first of them is the newest (as ``max`` picks)."""
+    assert has_incomplete_tool_calls([msg("a", 1), msg("b", 2, pending="y"), msg("c", 2)])
+    assert not has_incomplete_tool_calls([msg("a", 1, pending="y"), msg("b", 2), msg("c", 2, pending="z")])
+    assert has_incomplete_tool_calls([msg("a", 2, pending="y"), msg("b", 2)])
