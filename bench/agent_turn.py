@@ -157,8 +157,7 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
                         await asyncio.gather(*(_conversation(client, prefix, t, turns, own, samples)
                                                for t in range(first, min(threads, first + level))))
                 cpu, wall = cpu_seconds(handle.proc.pid) - cpu0, time.perf_counter() - wall0
-                p99 = sorted(samples)[max(0, int(0.99 * len(samples)) - 1)]
-                base99 = sorted(base)[max(0, int(0.99 * len(base)) - 1)]
+                p99, base99 = percentile(samples, 99), percentile(base, 99)
                 label = "send + context (own writes)" if own else "send + context (wait)      "
                 print(f"  {label}  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "
                       f"worker CPU {cpu * 1000 / len(samples):5.1f} ms/turn   {len(samples) / wall:6.1f} turns/s")

@@ -179,11 +179,13 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
         extended, doubtful = appended_rows(client, appended[start:start + MAX_KEYS], messages, stored_rows)
         rows += _restamped(extended, events)
         full += doubtful
-    remembered = dict(zip(full, cache.get(full), strict=True)) if cache is not None and full else {}
-    messaged = {(row[0], row[3]) for row in messages}  # (resource, key) of the batch's om_messages rows
-    rows += [row for start in range(0, len(full), MAX_KEYS)
-             for row in context_rows(client, full[start:start + MAX_KEYS], events,
-                                     stored={k: r for k, r in remembered.items() if r is not None}, messaged=messaged)]
+    if full:
+        remembered = {key: row for key, row in zip(full, cache.get(full), strict=True) if row is not None} \
+            if cache is not None else {}
+        messaged = {(row[0], row[3]) for row in messages} if remembered else set()  # (resource, key) of om_messages rows
+        rows += [row for start in range(0, len(full), MAX_KEYS)
+                 for row in context_rows(client, full[start:start + MAX_KEYS], events, stored=remembered,
+                                         messaged=messaged)]
     if not rows:
         return 0
     insert(client, "om_contexts", rows, CONTEXT_COLUMNS)

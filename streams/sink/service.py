@@ -221,7 +221,7 @@ class Sink:
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0:
                 break
-            lingering = records and folded
+            lingering = bool(records) and folded
             wait_ms = min(remaining_ms, opts.linger_ms) if lingering else remaining_ms
             got = await consumer.getmany(timeout_ms=wait_ms, max_records=opts.max_batch - len(records))
             if lingering and not got:
