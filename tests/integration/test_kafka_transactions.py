@@ -7,6 +7,8 @@ and read_committed consumers that never see aborted records.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 
 import pytest
@@ -75,9 +77,20 @@ async def test_offsets_committed_in_a_transaction_move_only_when_it_commits(kafk
             await producer.send_offsets_to_transaction({partition: 3}, group)
     finally:
         await producer.stop()
-    assert await _committed(kafka_bootstrap, group, partition) == 3
+    assert await _committed_once_settled(kafka_bootstrap, group, partition, 3) == 3
     committed = await read_until(kafka_bootstrap, sink, isolation="read_committed", until=b"out-committed")
     assert committed == [b"out-committed"]
+
+
+async def _committed_once_settled(bootstrap: str, group: str, partition: TopicPartition, expected: int,
+                                  deadline_s: float = 10.0) -> int | None:
+    """The group's committed offset, asked again until it is ``expected`` or ``deadline_s`` passes:
+    the broker answers a transaction's commit before its markers reach the group coordinator, so an
+    offset committed in it becomes visible to a fetch a moment later."""
+    deadline = time.monotonic() + deadline_s
+    while (found := await _committed(bootstrap, group, partition)) != expected and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return found
 
 
 async def _committed(bootstrap: str, group: str, partition: TopicPartition) -> int | None:
