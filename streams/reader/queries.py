@@ -219,7 +219,7 @@ class ContextRow:
 def head_rows(client: Client, keys: Sequence[ResourceKey]) -> list[dict[str, Any] | None]:
     """The head generation of each ``(resource, key)`` as JSON-ready fields, None before the key's
     first snapshot (:func:`head_of` decodes it)."""
-    found = {(row[0], row[1]): _head_fields(row[2:]) for row in _rows(client, _HEADS, keys=_unique(keys))}
+    found = {(row[0], row[1]): head_fields(*row[2:]) for row in _rows(client, _HEADS, keys=_unique(keys))}
     return [found.get(key) for key in keys]
 
 
@@ -351,8 +351,9 @@ def _unique(items: Any) -> list[Any]:
     return list(dict.fromkeys(items))
 
 
-def _head_fields(row: Sequence[Any]) -> dict[str, Any]:
-    generation, version, observations, timezone, threads, last_observed_at = row
+def head_fields(generation: int, version: int, observations: str, timezone: str, threads: str,
+                last_observed_at: int | None) -> dict[str, Any]:
+    """A head's JSON-ready fields, from its ``om_records`` columns (as selected, or as the sink inserts them)."""
     return {"generation": int(generation), "version": int(version), "active_observations": observations,
             "timezone": timezone, "threads": orjson.loads(threads),
             "last_observed_at": int(last_observed_at) if last_observed_at is not None else None}

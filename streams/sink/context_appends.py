@@ -1,55 +1,93 @@
-"""Context rows of keys a batch only added messages to: the stored row plus the new messages.
+"""Context rows of keys a batch only added messages and snapshots to: the stored row, brought forward.
 
-Most batches of a live conversation add a message or two to a key and nothing else (the processor's
-answer, a status event, comes in the next batch). Recomputing such a key's row from the tables runs
-five queries (:func:`streams.sink.contexts.context_rows`); this takes the stored row and appends the
-batch's messages to its window, after one primary-key query for all such keys and one for their
-stored rows (none when the sink remembers them: streams/sink/row_cache.py). Rules this file keeps:
+Most batches of a live conversation add a message or two to a key, and half of them the snapshot
+its fold or an Observer's result wrote (a buffered chunk, a new head version). Recomputing such a
+key's row from the tables runs three to five queries (:func:`streams.sink.contexts.context_rows`);
+this takes the stored row, appends the batch's messages to its window and moves its head to the
+batch's newest snapshot, after one primary-key query for all such keys (and one for their stored
+rows when the sink does not remember them: streams/sink/row_cache.py). Rules this file keeps:
 
-* **The same row a recompute would write, or none.** A key is appended to only when the tables show
-  that a recompute could not differ: each of its batch messages is new (no other version of it
+* **The same row a recompute would write, or none.** A key is brought forward only when the tables
+  show that a recompute could not differ: each of its batch messages is new (no other version of it
   is stored than the batch's own), not refused, not observed (no observation row names it), the
   key has no deletion cut, it has a stored row, and no message already in the window shares a
   new one's time (order between them would need the stored versions). Any doubt sends the key to
-  the full recompute, which stays the definition (the fuzz equality test in
-  ``tests/integration/test_context_rows.py`` drives both paths).
+  the full recompute, which stays the definition (the fuzz equality tests in
+  ``tests/integration/test_context_rows.py`` drive both paths).
 * A message joins its thread's window (non-system) and the key's thread lists exactly as the
   recompute's queries count it: ``message_threads`` any message, ``speaking_threads`` a non-system one.
+* **A snapshot moves the head as the head query would** (``om_records FINAL``, highest generation):
+  to the newest of the stored head and the batch's snapshots by (generation, version). Then the
+  window loses the messages whose observation rows' newest version is at or below the new head's
+  (what the window query's ``FINAL`` keeps), and the working memory is the batch's block with the
+  highest ``wm_version`` among those newer than the old head (a block comes with its snapshot, so
+  none is newer than the new head; blocks only grow with the key's version; none: the stored block
+  stays). An observed copy of a message (the processor's) that the new head shows observed only
+  adds to the thread lists; one it does not is in the window like a new message. This holds only if no other
+  rows of the key landed since the stored row was computed, which only the rows this sink
+  remembers it wrote guarantee: a snapshot's key without one is recomputed
+  (:func:`streams.sink.contexts.write_context_rows` decides).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
 from clickhouse_connect.driver.client import Client
 
-from streams.reader.queries import ResourceKey
-from streams.sink.rows import MESSAGE_COLUMNS
+from streams.reader.queries import ResourceKey, head_fields
+from streams.sink.rows import MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS, WORKING_MEMORY_COLUMNS
 
 _RESOURCE, _THREAD, _ID, _KEY, _ROLE, _CREATED, _PARTS, _MODEL, _METADATA, _MESSAGE_RESOURCE, _VERSION, _REFUSED = (
     MESSAGE_COLUMNS.index(c) for c in MESSAGE_COLUMNS)
+_HEAD_COLUMNS = tuple(RECORD_COLUMNS.index(c) for c in ("generation", "version", "active_observations",
+                                                        "observed_timezone", "threads", "last_observed_at"))
+_OBSERVED_KEY, _OBSERVED_ID, _OBSERVED_VERSION = (OBSERVATION_COLUMNS.index(c)
+                                                  for c in ("lookup_key", "message_id", "version"))
+_WM_VERSION, _WM_CONTENT, _WM_KEY_VERSION = (WORKING_MEMORY_COLUMNS.index(c)
+                                             for c in ("wm_version", "content", "version"))
 # row indices of a stored om_contexts row (streams.sink.contexts.CONTEXT_COLUMNS)
-_WINDOWS, _MESSAGE_THREADS, _SPEAKING = 7, 8, 9
+_HEAD, _WORKING_MEMORY, _WINDOWS, _MESSAGE_THREADS, _SPEAKING = 2, 3, 7, 8, 9
 
 _DOUBTS = """
 SELECT 'versions', resource_id, thread_id, id, groupUniqArray(version) FROM om_messages
 WHERE (resource_id, thread_id, id) IN {messages:Array(Tuple(String, String, String))}
 GROUP BY resource_id, thread_id, id
 UNION ALL
-SELECT 'observed', '', lookup_key, message_id, [] FROM om_message_observations
+SELECT 'observed', '', lookup_key, message_id, groupUniqArray(version) FROM om_message_observations
 WHERE (lookup_key, message_id) IN {observed:Array(Tuple(String, String))}
+GROUP BY lookup_key, message_id
 UNION ALL
 SELECT 'deleted', resource_id, lookup_key, '', [] FROM om_deleted_keys
 WHERE (resource_id, lookup_key) IN {keys:Array(Tuple(String, String))}
 """
 
+StoredRows = Callable[[Sequence[ResourceKey]], list[list[Any] | None]]
 
-def appended_rows(client: Client, keys: Sequence[ResourceKey], messages: Iterable[Sequence[Any]],
-                  stored_rows: Callable[[Sequence[ResourceKey]], list[list[Any] | None]]
-                  ) -> tuple[list[list[Any]], list[ResourceKey]]:
-    """The rows of ``keys`` with the batch's ``messages`` (``om_messages`` rows) appended, without a
+
+class _Head:
+    """A key's head as the batch moves it: where it was, where it goes, and its new column."""
+
+    def __init__(self, stored: str | None) -> None:
+        fields = orjson.loads(stored) if stored is not None else None
+        self.before = (fields["generation"], fields["version"]) if fields else (-1, 0)
+        self.after, self.column = self.before, stored
+
+    def offer(self, record: Sequence[Any]) -> None:
+        fields = head_fields(*(record[i] for i in _HEAD_COLUMNS))
+        if (fields["generation"], fields["version"]) > self.after:
+            self.after, self.column = (fields["generation"], fields["version"]), orjson.dumps(fields).decode()
+
+    @property
+    def moved(self) -> bool:
+        return self.after != self.before
+
+
+def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Sequence[Any]]],
+                  stored_rows: StoredRows) -> tuple[list[list[Any]], list[ResourceKey]]:
+    """The rows of ``keys`` brought forward by the batch's rows (``pending``, by table), without a
     new version or status yet; and the keys that need a full recompute instead. ``stored_rows``
     gives the keys' stored rows (streams.sink.contexts: remembered, else one query)."""
     if not keys:
@@ -57,52 +95,95 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], messages: Iterabl
     wanted = set(keys)
     newest: dict[tuple[str, str, str], Sequence[Any]] = {}
     batch_versions: dict[tuple[str, str, str], set[int]] = {}
-    for row in messages:
+    for row in pending.get("om_messages", ()):
         if (row[_RESOURCE], row[_KEY]) in wanted:
             ident = (row[_RESOURCE], row[_THREAD], row[_ID])
             batch_versions.setdefault(ident, set()).add(row[_VERSION])
             if ident not in newest or row[_VERSION] > newest[ident][_VERSION]:
                 newest[ident] = row
-    doubtful = _doubtful(client, keys, newest, batch_versions)
-    kept = [k for k in keys if k not in doubtful]
-    stored = stored_rows(kept)
-    by_key: dict[ResourceKey, list[Sequence[Any]]] = {}
+    stored = dict(zip(keys, stored_rows(keys), strict=True))
+    heads = {key: _Head(row[_HEAD]) for key, row in stored.items() if row is not None}
+    for row in pending.get("om_records", ()):
+        if (head := heads.get((row[0], row[1]))) is not None:
+            head.offer(row)
+    shown = {(key[1], message["id"]) for key, head in heads.items() if head.moved
+             for window in orjson.loads(stored[key][_WINDOWS]).values() for message in window}
+    shown |= {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] >= OBSERVED_VERSION}
+    doubtful, observed = _doubts(client, keys, newest, batch_versions, shown, pending.get("om_message_observations", ()))
+    by_key: dict[ResourceKey, tuple[list[Sequence[Any]], list[Sequence[Any]]]] = {}
     for row in newest.values():
-        by_key.setdefault((row[_RESOURCE], row[_KEY]), []).append(row)
+        key = (row[_RESOURCE], row[_KEY])
+        if key in heads:
+            version = heads[key].after[1]
+            hidden = row[_VERSION] >= OBSERVED_VERSION and observed.get((row[_KEY], row[_ID]), version + 1) <= version
+            by_key.setdefault(key, ([], []))[hidden].append(row)
     rows, full = [], list(doubtful)
-    for key, row in zip(kept, stored, strict=True):
-        appended = _append(row, by_key.get(key, [])) if row is not None else None
-        if appended is None:
+    for key in keys:
+        if key in doubtful:
+            continue
+        row = stored[key]
+        brought = _append(row, *by_key.get(key, ([], []))) if row is not None else None
+        if brought is None:
             full.append(key)
-        else:
-            rows.append(appended)
+            continue
+        head = heads[key]
+        if head.moved:
+            _move_head(brought, key, head, observed, pending.get("om_working_memory", ()))
+        rows.append(brought)
     return rows, sorted(full)
 
 
-def _doubtful(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str, str, str], Sequence[Any]],
-              batch_versions: dict[tuple[str, str, str], set[int]]) -> set[ResourceKey]:
-    """The keys whose messages are not plainly new, or that have a deletion cut (one query)."""
+def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str, str, str], Sequence[Any]],
+            batch_versions: dict[tuple[str, str, str], set[int]], shown: set[tuple[str, str]],
+            observations: Sequence[Sequence[Any]]) -> tuple[set[ResourceKey], dict[tuple[str, str], int]]:
+    """The keys whose messages are not plainly new, or that have a deletion cut; and the newest
+    observation version of each ``shown`` (lookup key, message id), the batch's own rows counted.
+    A message is plainly new when no other version of it is stored and no observation row names
+    it; an observed copy (the processor's, at ``OBSERVED_VERSION`` and up), when no stored version
+    outranks it. One query."""
     doubtful = {(row[_RESOURCE], row[_KEY]) for row in newest.values() if row[_REFUSED]}
+    new = {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] < OBSERVED_VERSION}
     found = client.query(_DOUBTS, parameters={
-        "messages": list(newest), "observed": sorted({(row[_KEY], row[_ID]) for row in newest.values()}),
-        "keys": sorted(keys)}).result_rows
+        "messages": list(newest), "observed": sorted(new | shown), "keys": sorted(keys)}).result_rows
+    observed: dict[tuple[str, str], int] = {}
+    for row in observations:
+        pair = (row[_OBSERVED_KEY], row[_OBSERVED_ID])
+        if pair in shown:
+            observed[pair] = max(row[_OBSERVED_VERSION], observed.get(pair, 0))
     for tag, resource, second, third, versions in found:
-        if tag == "versions" and not set(versions) <= batch_versions[resource, second, third]:
+        if tag == "versions":
             row = newest[resource, second, third]
-            doubtful.add((row[_RESOURCE], row[_KEY]))
+            if row[_VERSION] >= OBSERVED_VERSION:
+                outranked = max(versions) > row[_VERSION]
+            else:
+                outranked = not set(versions) <= batch_versions[resource, second, third]
+            if outranked:
+                doubtful.add((row[_RESOURCE], row[_KEY]))
         elif tag == "observed":
-            doubtful.update((row[_RESOURCE], row[_KEY]) for row in newest.values()
-                            if row[_KEY] == second and row[_ID] == third)
+            if (second, third) in new:
+                doubtful.update((row[_RESOURCE], row[_KEY]) for row in newest.values()
+                                if row[_KEY] == second and row[_ID] == third)
+            if (second, third) in shown:
+                observed[second, third] = max(*versions, observed.get((second, third), 0))
         elif tag == "deleted":
             doubtful.add((resource, second))
-    return doubtful
+    return doubtful, observed
 
 
-def _append(stored: list[Any], messages: list[Sequence[Any]]) -> list[Any] | None:
-    """The stored row with ``messages`` in its windows and thread lists, or None if the order of a
-    new message among the window's is not certain (a shared time). Linear in window and batch."""
+def _append(stored: list[Any], messages: list[Sequence[Any]], hidden: list[Sequence[Any]]) -> list[Any] | None:
+    """The stored row with ``messages`` in its windows and thread lists, and ``hidden`` ones (observed
+    at the new head) in its thread lists only; or None if the order of a new message among the
+    window's is not certain (a shared time). Linear in window and batch."""
+    if not messages and not hidden:
+        return list(stored)
     windows: dict[str, list[dict[str, Any]]] = orjson.loads(stored[_WINDOWS])
     threads, speaking = set(stored[_MESSAGE_THREADS]), set(stored[_SPEAKING])
+    gone = {(row[_THREAD], row[_ID]) for row in hidden}
+    for row in hidden:
+        threads.add(row[_THREAD])
+        if row[_ROLE] != "system":
+            speaking.add(row[_THREAD])
+        windows[row[_THREAD]] = [m for m in windows.get(row[_THREAD], []) if (row[_THREAD], m["id"]) not in gone]
     new_ids = {(row[_THREAD], row[_ID]) for row in messages}
     by_thread: dict[str, list[Sequence[Any]]] = {}
     for row in messages:
@@ -118,9 +199,24 @@ def _append(stored: list[Any], messages: list[Sequence[Any]]) -> list[Any] | Non
         added = [_message_fields(row) for row in sorted(rows, key=lambda r: (r[_CREATED], r[_VERSION]))]
         windows[thread] = sorted(kept + added, key=lambda m: m["created_at"])  # stable: equal-time new ones by version
     updated = list(stored)
-    updated[_WINDOWS] = orjson.dumps({thread: windows[thread] for thread in sorted(windows)}).decode()
+    updated[_WINDOWS] = orjson.dumps({thread: windows[thread] for thread in sorted(windows) if windows[thread]}).decode()
     updated[_MESSAGE_THREADS], updated[_SPEAKING] = sorted(threads), sorted(speaking)
     return updated
+
+
+def _move_head(row: list[Any], key: ResourceKey, head: _Head, observed: Mapping[tuple[str, str], int],
+               memories: Sequence[Sequence[Any]]) -> None:
+    """``row`` at ``head``'s new version: its head column, the window without what is observed at
+    or below it, and the newest working memory block the move brings in."""
+    version, before = head.after[1], head.before[1]
+    row[_HEAD] = head.column
+    windows: dict[str, list[dict[str, Any]]] = orjson.loads(row[_WINDOWS])
+    kept = {thread: [m for m in window if observed.get((key[1], m["id"]), version + 1) > version]
+            for thread, window in windows.items()}
+    row[_WINDOWS] = orjson.dumps({thread: window for thread, window in kept.items() if window}).decode()
+    blocks = [m for m in memories if (m[0], m[1]) == key and m[_WM_KEY_VERSION] > before]  # each with its snapshot
+    if blocks:
+        row[_WORKING_MEMORY] = max(blocks, key=lambda m: (m[_WM_VERSION], m[_WM_KEY_VERSION]))[_WM_CONTENT]
 
 
 def _message_fields(row: Sequence[Any]) -> dict[str, Any]:

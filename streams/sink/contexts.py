@@ -9,8 +9,9 @@ Rules this file keeps:
   same queries the reader used to run per call (:mod:`streams.reader.queries`), so a row says what
   those queries would have said once the batch landed. Recomputing a row again (a redelivered
   batch) writes the same content. Two shortcuts write that same content from the stored row: a
-  key only events touched gets the newest status, and a key only new messages (and events)
-  touched gets them appended (:mod:`streams.sink.context_appends`, which says when it may).
+  key only events touched gets the newest status, and a key only new messages, snapshots (and
+  events) touched is brought forward by them (:mod:`streams.sink.context_appends`, which says
+  when it may).
   A key recomputed whose row the sink remembers takes its status, and (without messages in the
   batch) its thread lists, from that row: only events change the one, only messages and deletions
   the other (a deleted key is never remembered).
@@ -49,6 +50,8 @@ _STATUS, _MESSAGE_THREADS, _SPEAKING, _VERSION = 4, 8, 9, 10
 # (table, index of resource_id, index of lookup_key) of the rows that change a key's context
 _TOUCHING = {"om_messages": (0, 3), "om_records": (0, 1), "om_working_memory": (0, 1), "om_events": (0, 1),
              "om_deleted_keys": (0, 1)}
+# the tables whose rows a stored context row can be brought forward by (streams.sink.context_appends)
+_BROUGHT_FORWARD = ("om_messages", "om_records", "om_working_memory")
 MAX_KEYS = 256
 _EVENT_AT, _EVENT_TYPE, _EVENT_PAYLOAD, _EVENT_OFFSET = 5, 3, 8, 9
 
@@ -79,13 +82,14 @@ _CLOCK = _Clock()
 def touched(pending: Mapping[str, Sequence[Sequence[Any]]]
             ) -> tuple[set[ResourceKey], set[ResourceKey], set[ResourceKey]]:
     """The ``(resource, key)`` pairs whose context the pending table rows change; among them those
-    only events touch (only the status of their rows can change), and those only messages and
-    events touch (:mod:`streams.sink.context_appends`)."""
+    only events touch (only the status of their rows can change), and those only messages,
+    snapshots (with their working memory) and events touch (:mod:`streams.sink.context_appends`)."""
     by_table = {table: {(row[resource], row[key]) for row in pending.get(table, ())}
                 for table, (resource, key) in _TOUCHING.items()}
     keys = set().union(*by_table.values())
-    others = set().union(*(k for t, k in by_table.items() if t not in ("om_events", "om_messages")))
-    return keys, by_table["om_events"] - others - by_table["om_messages"], by_table["om_messages"] - others
+    changed = set().union(*(by_table[table] for table in _BROUGHT_FORWARD))
+    others = set().union(*(k for t, k in by_table.items() if t not in (*_BROUGHT_FORWARD, "om_events")))
+    return keys, by_table["om_events"] - changed - others, changed - others
 
 
 def context_rows(client: Client, keys: Sequence[ResourceKey], events: Iterable[Sequence[Any]] = (), *,
@@ -159,15 +163,17 @@ def _restamped(rows: list[list[Any]], events: Iterable[Sequence[Any]]) -> list[l
 
 def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]] = (),
                        announce: Announce | None = None, status_only: Sequence[ResourceKey] = (),
-                       appended: Sequence[ResourceKey] = (), messages: Sequence[Sequence[Any]] = (),
+                       forward: Sequence[ResourceKey] = (), pending: Mapping[str, Sequence[Sequence[Any]]] | None = None,
                        cache: Pinned | None = None) -> int:
     """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
     travel as query parameters), of ``status_only`` (keys only ``events`` touch: their stored
-    row with the newest status), and of ``appended`` (keys only ``messages`` and
-    ``events`` touch: their stored row with the messages appended, when that is certain to equal
-    a recompute); then hand them to ``announce``. The shortcuts' stored rows come from ``cache``
-    when it holds them (streams/sink/row_cache.py), else from one query; ``cache`` then learns the
-    rows inserted."""
+    row with the newest status), and of ``forward`` (keys only the batch's messages, snapshots
+    and events touch: their stored row brought forward by ``pending``, the batch's rows by table,
+    when that is certain to equal a recompute); then hand them to ``announce``. The shortcuts'
+    stored rows come from ``cache`` when it holds them (streams/sink/row_cache.py), else from one
+    query (a key a snapshot touched needs its remembered row); ``cache`` then learns the rows
+    inserted."""
+    pending = pending or {}
     rows: list[list[Any]] = []
     full = list(keys)
     stored_rows = _stored_rows(client, cache)
@@ -175,14 +181,16 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
         updated, missing = _with_new_status(stored_rows, status_only[start:start + MAX_KEYS], events)
         rows += updated
         full += missing
-    for start in range(0, len(appended), MAX_KEYS):
-        extended, doubtful = appended_rows(client, appended[start:start + MAX_KEYS], messages, stored_rows)
+    forward, unknown = _remembered_if_snapshot(forward, pending, cache)
+    full += unknown
+    for start in range(0, len(forward), MAX_KEYS):
+        extended, doubtful = appended_rows(client, forward[start:start + MAX_KEYS], pending, stored_rows)
         rows += _restamped(extended, events)
         full += doubtful
     if full:
         remembered = {key: row for key, row in zip(full, cache.get(full), strict=True) if row is not None} \
             if cache is not None else {}
-        messaged = {(row[0], row[3]) for row in messages} if remembered else set()  # (resource, key) of om_messages rows
+        messaged = {(row[0], row[3]) for row in pending.get("om_messages", ())} if remembered else set()  # (resource, key) of om_messages rows
         rows += [row for start in range(0, len(full), MAX_KEYS)
                  for row in context_rows(client, full[start:start + MAX_KEYS], events, stored=remembered,
                                          messaged=messaged)]
@@ -194,6 +202,19 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
     if announce is not None:
         announce(rows)
     return len(rows)
+
+
+def _remembered_if_snapshot(keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Sequence[Any]]],
+                            cache: Pinned | None) -> tuple[list[ResourceKey], list[ResourceKey]]:
+    """``keys`` split: those a stored row can be brought forward for, and those a snapshot or a
+    working memory block touched whose row this sink does not remember (only its own last row
+    is known to include every row of the key but the batch's: streams/sink/context_appends.py)."""
+    snapshot = {(row[0], row[1]) for table in ("om_records", "om_working_memory") for row in pending.get(table, ())}
+    asked = [key for key in keys if key in snapshot]
+    remembered = {key for key, row in zip(asked, cache.get(asked), strict=True) if row is not None} \
+        if cache is not None and asked else set()
+    unknown = [key for key in asked if key not in remembered]
+    return [key for key in keys if key not in snapshot or key in remembered], unknown
 
 
 def _stored_rows(client: Client, cache: Pinned | None) -> StoredRows:

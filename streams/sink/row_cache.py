@@ -1,10 +1,11 @@
 """The sink's memory of the context rows it wrote last, so a shortcut needs no query for them.
 
 The two shortcuts of :mod:`streams.sink.contexts` (a key only events touched gets the newest status;
-a key only new messages touched gets them appended) start from the key's stored row, one
-primary-key query per batch (~2–3 ms of CPU embedded, a round trip on a server) on every flush of a
-live conversation. The row this process inserted last for a key is that stored row, as long as no
-other process wrote one since. Rules this file keeps:
+a key only new messages and snapshots touched is brought forward by them) start from the key's
+stored row, one primary-key query per batch (~2–3 ms of CPU embedded, a round trip on a server) on
+every flush of a live conversation. The row this process inserted last for a key is that stored
+row, as long as no other process wrote one since; and only then is it known to include every row of
+the key but the batch's, which a snapshot's shortcut needs. Rules this file keeps:
 
 * **Only rows this sink inserted**, recorded after ClickHouse accepted them (:meth:`RowCache.inserted`).
 * **One writer per key.** Every topic the sink reads is keyed by lookup key, so the sink that owns a

@@ -97,11 +97,11 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             insert(client, table, rows, COLUMNS[table])
             count += len(rows)
     events = pending.get("om_events", [])
-    keys, status_only, appended = touched(pending)
+    keys, status_only, forward = touched(pending)
     status_only -= deleted
-    appended -= deleted
-    write_context_rows(client, sorted((keys | deleted) - status_only - appended), events, announce,
-                       sorted(status_only), sorted(appended), pending.get("om_messages", ()), cache)
+    forward -= deleted
+    write_context_rows(client, sorted((keys | deleted) - status_only - forward), events, announce,
+                       sorted(status_only), sorted(forward), pending, cache)
     if events:
         if stored is not None:  # the rows written show these events: a wait may end before their insert
             stored(events)

@@ -17,15 +17,20 @@ import asyncio
 import random
 from dataclasses import replace
 
+import orjson
 import pytest
 
+import tests.integration.om_pipeline as om_pipeline
 import tests.unit.machine.fuzz_harness as harness
 from processors.config import OMConfig
 from processors.context import build_context
+from schemas.jobs import ObserveJob
 from schemas.messages import ChatMessage
+from streams.harness.echo_model import respond
 from streams.reader import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.context_cache import ContextCache
 from streams.reader.fold_watch import FoldWatch
+from streams.reader import queries
 from streams.reader.queries import stored_context_rows
 from streams.sink.contexts import backfill, context_rows
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
@@ -172,6 +177,60 @@ def test_a_recomputed_key_keeps_its_thread_lists_from_memory_only_without_new_me
     assert records, "the message must change the record for this check"
     write_batch(client, [*records, row, *events], cache=rows_cache)  # a snapshot with a message of a new thread
     equal_to_a_recompute("a new thread's message with a snapshot")
+
+
+def test_a_remembered_row_is_brought_forward_by_snapshots_as_a_recompute_would(clickhouse_dsn, monkeypatch) -> None:
+    """Thread scope, buffered and synchronous observation, an Observer that keeps a working memory
+    block: every snapshot moves the remembered row's head, drops what its observations cover and
+    takes its block, and an observed copy of a message changes nothing the head does not
+    (streams/sink/context_appends.py), without the recompute's queries; each row stored equals a
+    recompute. Records are written one per batch (a message alone, its events, then each delta),
+    then all of them in one batch (a redelivery: nothing moves)."""
+    def respond_with_memory(job):
+        result = respond(job)
+        if isinstance(job, ObserveJob):
+            return result.model_copy(update={"extracted_values": {"working-memory": f"# Memory\n- cycle {job.cycle_id}"}})
+        return result
+
+    monkeypatch.setattr(om_pipeline, "respond", respond_with_memory)
+    conversation = Conversation(OMConfig.model_validate({"observation": {"messageTokens": 400,
+                                                                         "manageWorkingMemory": True}}))
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    key, offset, everything, recomputed = ("r", "thread:t"), 0, [], 0
+    head_rows = queries.head_rows
+
+    def counted(*args):
+        nonlocal recomputed
+        recomputed += 1
+        return head_rows(*args)
+
+    memories, shrank, longest = set(), 0, 0
+    for n in range(24):
+        msg = message(f"m{n}", T0 + n * 60_000, role="user" if n % 2 == 0 else "assistant", thread="t",
+                      resource="r", text=" ".join(["words"] * 60))
+        records, events = len(conversation.records), len(conversation.events)
+        conversation.feed(msg)
+        offset += 1
+        batch = [message_rows(b"thread:t", msg.to_bytes(), offset),
+                 *[event_rows(k, e.to_bytes(), offset * 100 + i) for i, (k, e) in enumerate(conversation.events[events:])],
+                 *[delta_rows(d.model_dump_json().encode()) for _, d in conversation.records[records:]]]
+        everything += batch
+        for item in batch:
+            monkeypatch.setattr(queries, "head_rows", counted)
+            write_batch(client, [item], cache=rows_cache)
+            monkeypatch.setattr(queries, "head_rows", head_rows)
+            stored, = stored_context_rows(client, [key])
+            assert stored[:-1] == context_rows(client, [key])[0][:-1], f"message {n}"
+            window = sum(len(w) for w in orjson.loads(stored[7]).values())
+            shrank += window < longest
+            longest = window
+            memories.add(stored[3])
+    assert len(memories - {None}) >= 2, "the Observer's blocks must reach the rows"
+    assert shrank >= 2, "observations must take messages out of the window"
+    assert recomputed == 1, "only the key's first row is recomputed; every snapshot brings the row forward"
+    write_batch(client, everything, cache=rows_cache)
+    stored, = stored_context_rows(client, [key])
+    assert stored[:-1] == context_rows(client, [key])[0][:-1], "a redelivery of everything"
 
 
 def _tap(decision, fuzz: SunkFuzz):
