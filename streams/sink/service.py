@@ -55,6 +55,7 @@ from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.contexts import Announce, Stored
+from streams.sink.fold_gaps import FoldGaps
 from streams.sink.row_cache import RowCache
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
@@ -200,24 +201,27 @@ class Sink:
             if batch:
                 await self._flush(batch)
 
-    async def _collect(self) -> list[ConsumerRecord]:
-        """Up to ``max_batch`` records: waiting at most ``max_wait_ms`` for the first; while the batch
-        holds only chat messages, up to ``max_wait_ms`` after them for more (the processor's records
-        of those messages, which follow within tens of ms); then taking what keeps arriving within
-        ``linger_ms``.
+    async def _collect(self) -> list[tuple[ConsumerRecord, Rows | Exception]]:
+        """Up to ``max_batch`` records, each converted to its rows (or the error that refuses it):
+        waiting at most ``max_wait_ms`` for the first; while the batch holds only chat messages, up
+        to ``max_wait_ms`` after them for more (the processor's records of those messages, which
+        follow within tens of ms); then taking what keeps arriving within ``linger_ms``, unless
+        every chat message in the batch already has its fold's status (:mod:`streams.sink.fold_gaps`).
 
         A batch closes as soon as the records stop coming, so a quiet pipeline's records reach the
         tables one flush after they are committed, not ``max_wait_ms`` later; under load the
         records that arrive while a batch is written make the next one large by themselves. A
         lone message is not written alone: its row goes in with its fold's status and records, one
         flush (one context row written, and the status never queued behind the message's own
-        flush, which used to hold up a read-your-writes wait)."""
+        flush, which used to hold up a read-your-writes wait); and once its status is there the
+        flush starts without the linger, which an agent waiting on it would pay."""
         consumer = self._require_consumer()
         opts = self.options
-        records: list[ConsumerRecord] = []
+        records: list[tuple[ConsumerRecord, Rows | Exception]] = []
         folded = False  # a record of the processor's (events, records, results) is in the batch
+        gaps = FoldGaps()
         deadline = time.monotonic() + opts.max_wait_ms / 1000
-        while len(records) < opts.max_batch and not self._stopping.is_set():
+        while len(records) < opts.max_batch and not self._stopping.is_set() and not gaps.closed:
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0:
                 break
@@ -229,19 +233,32 @@ class Sink:
             if got and not records:  # the messages' folds get a whole max_wait, however late they came
                 deadline = time.monotonic() + opts.max_wait_ms / 1000
             for partition_records in got.values():
-                records.extend(partition_records)
+                for record in partition_records:
+                    converted = self._convert(record)
+                    records.append((record, converted))
+                    if isinstance(converted, Rows):
+                        if record.topic == self.topics.messages:
+                            gaps.message(converted)
+                        elif record.topic == self.topics.events:
+                            gaps.event(converted)
                 folded = folded or any(r.topic != self.topics.messages for r in partition_records)
         return records
 
-    async def _flush(self, batch: list[ConsumerRecord]) -> None:
+    def _convert(self, record: ConsumerRecord) -> Rows | Exception:
+        try:
+            return self._converters[record.topic](record)
+        except (NotMaterialised, SchemaError, ValueError, TypeError) as error:
+            return error
+
+    async def _flush(self, batch: list[tuple[ConsumerRecord, Rows | Exception]]) -> None:
         converted: list[tuple[ConsumerRecord, Rows]] = []
-        for record in batch:
-            try:
-                converted.append((record, self._converters[record.topic](record)))
-            except NotMaterialised:
+        for record, outcome in batch:
+            if isinstance(outcome, Rows):
+                converted.append((record, outcome))
+            elif isinstance(outcome, NotMaterialised):
                 self.stats.not_materialised += 1
-            except (SchemaError, ValueError, TypeError) as error:
-                await self._dead_letter(record, error, "decode" if _unparsable(error) else "validate")
+            else:
+                await self._dead_letter(record, outcome, "decode" if _unparsable(outcome) else "validate")
         await self._write(converted)
         if self._budget is not None:
             resources = ledger_resources(row for record, rows in converted if record.topic == self.topics.results
@@ -249,8 +266,8 @@ class Sink:
             if resources:
                 await self._budget_notices(lambda client: self._budget.after_batch(client, resources))
         if self.options.indexer is not None:
-            await self._index([r for r in batch if r.topic == self.topics.records])
-        await self._commit(batch)
+            await self._index([r for r, _ in batch if r.topic == self.topics.records])
+        await self._commit([r for r, _ in batch])
         self.stats.batches += 1
 
     async def _write(self, converted: list[tuple[ConsumerRecord, Rows]]) -> None:

@@ -2,31 +2,51 @@
 (``linger_ms``), at ``max_batch``, or ``max_wait_ms`` after its first poll — never by waiting out
 ``max_wait_ms`` while the pipeline is quiet, which once put 200 ms into every read-your-writes wait.
 A batch of chat messages alone waits (up to ``max_wait_ms``) for the processor's records of them, so
-a lone message and its fold are written in one flush."""
+a lone message and its fold are written in one flush, which starts at once when the fold of every
+chat message in it is there (streams/sink/fold_gaps.py). The records are real ones: the sink
+converts each as it comes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from processors.config import OMConfig
+from processors.machine import decide
 from streams.sink.service import Sink, SinkOptions
 from streams.topics import Topics
+from tests.unit.machine.core_driver import T0, message
 
 TOPICS = Topics.for_prefix("om")
+KEY = b"thread:t"
 
 
 @dataclass(frozen=True)
 class _Record:
     n: int
-    topic: str = TOPICS.events
+    topic: str
+    value: bytes
+    key: bytes = KEY
+    partition: int = 0
+
+    @property
+    def offset(self) -> int:
+        return self.n
+
+
+def _chat(n: int):
+    return message(f"m{n}", T0 + n * 1000, thread="t", resource="r")
 
 
 def _messages(*ns: int) -> list[_Record]:
-    return [_Record(n, TOPICS.messages) for n in ns]
+    return [_Record(n, TOPICS.messages, _chat(n).to_bytes()) for n in ns]
 
 
-def _events(*ns: int) -> list[_Record]:
-    return [_Record(n, TOPICS.events) for n in ns]
+def _events(*ns: int, of: int | None = None) -> list[_Record]:
+    """Status events: the fold of message ``of`` (of a message no batch holds, unless given)."""
+    folded = decide(None, _chat(of if of is not None else 1000 + ns[0]), OMConfig()).events
+    status = next(e for e in folded if e.type == "status")
+    return [_Record(n, TOPICS.events, status.to_bytes()) for n in ns]
 
 
 class _Consumer:
@@ -50,7 +70,7 @@ def _sink(consumer: _Consumer, **options: Any) -> Sink:
 
 
 async def _collect(consumer: _Consumer, **options: Any) -> list[int]:
-    return [r.n for r in await _sink(consumer, **options)._collect()]
+    return [r.n for r, _ in await _sink(consumer, **options)._collect()]
 
 
 async def test_a_batch_closes_when_the_records_stop_coming() -> None:
@@ -82,3 +102,13 @@ async def test_chat_messages_whose_folds_never_come_are_written_after_max_wait()
     consumer = _Consumer({"m0": _messages(1)})
     assert await _collect(consumer, max_wait_ms=30, linger_ms=10) == [1]
     assert all(t <= 30 for t in consumer.timeouts)
+
+
+async def test_a_batch_whose_messages_all_have_their_folds_closes_without_lingering() -> None:
+    consumer = _Consumer({"m0": _messages(1, 2)}, {"e0": _events(3, of=1)}, {"e0": _events(4, of=2)}, {"e0": _events(5)})
+    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 2, 3, 4], \
+        "the batch closes once both messages' folds are in, without asking for more"
+    assert len(consumer.timeouts) == 3
+    consumer = _Consumer({"e0": _events(1, of=7)}, {"m0": _messages(7)}, {}, {"e0": _events(3)})
+    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 7], "a fold may come before its message"
+    assert len(consumer.timeouts) == 2
