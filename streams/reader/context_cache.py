@@ -2,8 +2,11 @@
 
 Allowed only where every write to the rows is seen: the embedded worker, whose own sink is the one
 process that can write its chDB directory. That sink hands :meth:`ContextCache.written` each batch of
-rows it inserted, after the insert: the newest version per key is recorded, and an entry held for the
-key takes the new rows (so an agent's next read after a batch still needs no query). An entry is
+rows it inserts (its shortcuts' rows just before the insert, so a read-your-writes wait returns
+without waiting for the batch's inserts, and all of them again after it): the newest version per
+key is recorded, and an entry held for the key takes the new rows (so an agent's next read after a
+batch still needs no query). A write that fails after announcing rows withdraws their keys
+(:meth:`ContextCache.forget`): their entries are dropped, and the tables are read again. An entry is
 served only while its version is at least the newest written for its key, and a fetched entry older
 than that is not kept, so the cache never answers with a row older than one already written — and
 ``status()`` and ``context()`` read the same entry, so a context is never older than the status.
@@ -57,14 +60,24 @@ class ContextCache:
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
 
+    def forget(self, keys: Sequence[str]) -> None:
+        """Drop the entries of ``keys`` (rows announced for a write that then failed). Their newest
+        version stays: a row fetched older than it is served, not kept, until the next write."""
+        with self._lock:
+            for key in keys:
+                self._entries.pop(key, None)
+
     def written(self, rows: Sequence[Sequence[Any]]) -> None:
-        """The sink inserted these rows (``om_contexts`` columns): held entries take them."""
+        """The sink inserts these rows (``om_contexts`` columns): held entries take them."""
         with self._lock:
             for raw in rows:
                 key = raw[0]
                 entry = self._entries.get(key)
                 version = int(raw[-1])
                 if entry is not None and entry[0] >= self._newest.get(key, 0):  # held and current: update it
+                    held = entry[1].get(raw[1])
+                    if held is not None and held.version == version:  # announced before its insert, now inserted
+                        continue
                     row = decode_context_row(raw)
                     self._entries[key] = (max(entry[0], version), {**entry[1], row.resource_id: row})
                 elif entry is not None:

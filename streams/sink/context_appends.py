@@ -137,7 +137,8 @@ def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str,
             batch_versions: dict[tuple[str, str, str], set[int]], shown: set[tuple[str, str]],
             observations: Sequence[Sequence[Any]]) -> tuple[set[ResourceKey], dict[tuple[str, str], int]]:
     """The keys whose messages are not plainly new, or that have a deletion cut; and the newest
-    observation version of each ``shown`` (lookup key, message id), the batch's own rows counted.
+    observation version of each ``shown`` (lookup key, message id); the batch's own rows
+    (``observations``) counted whether or not they are inserted yet.
     A message is plainly new when no other version of it is stored and no observation row names
     it; an observed copy (the processor's, at ``OBSERVED_VERSION`` and up), when no stored version
     outranks it. One query."""
@@ -146,10 +147,12 @@ def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str,
     found = client.query(_DOUBTS, parameters={
         "messages": list(newest), "observed": sorted(new | shown), "keys": sorted(keys)}).result_rows
     observed: dict[tuple[str, str], int] = {}
-    for row in observations:
+    for row in observations:  # the batch's own, which may not be inserted yet
         pair = (row[_OBSERVED_KEY], row[_OBSERVED_ID])
         if pair in shown:
             observed[pair] = max(row[_OBSERVED_VERSION], observed.get(pair, 0))
+        if pair in new:
+            doubtful.update((m[_RESOURCE], m[_KEY]) for m in newest.values() if (m[_KEY], m[_ID]) == pair)
     for tag, resource, second, third, versions in found:
         if tag == "versions":
             row = newest[resource, second, third]

@@ -59,6 +59,8 @@ Announce = Callable[[Sequence[Sequence[Any]]], None]
 """Handed the rows just inserted, in ``CONTEXT_COLUMNS`` order (the embedded reader's cache)."""
 StoredRows = Callable[[Sequence[ResourceKey]], list[list[Any] | None]]
 """Each key's stored ``om_contexts`` row (undecoded), or None."""
+Withdraw = Callable[[Sequence[str]], None]
+"""Handed the lookup keys of rows announced before their write failed (the embedded reader's cache drops them)."""
 Stored = Callable[[Sequence[Sequence[Any]]], None]
 """Handed the ``om_events`` rows just inserted, after their keys' context rows (the embedded reader's waits)."""
 
@@ -165,17 +167,25 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
                        announce: Announce | None = None, status_only: Sequence[ResourceKey] = (),
                        forward: Sequence[ResourceKey] = (), pending: Mapping[str, Sequence[Sequence[Any]]] | None = None,
                        cache: Pinned | None = None) -> int:
-    """Recompute and insert the rows of ``keys`` (``MAX_KEYS`` per round of queries, since keys
-    travel as query parameters), of ``status_only`` (keys only ``events`` touch: their stored
-    row with the newest status), and of ``forward`` (keys only the batch's messages, snapshots
-    and events touch: their stored row brought forward by ``pending``, the batch's rows by table,
-    when that is certain to equal a recompute); then hand them to ``announce``. The shortcuts'
-    stored rows come from ``cache`` when it holds them (streams/sink/row_cache.py), else from one
-    query (a key a snapshot touched needs its remembered row); ``cache`` then learns the rows
-    inserted."""
-    pending = pending or {}
+    """Recompute and insert the rows of ``keys``, and of the shortcuts' ``status_only`` and
+    ``forward`` keys (:func:`brought_forward`); then hand them to ``announce``."""
+    rows, full = brought_forward(client, status_only, forward, events, pending or {}, cache)
+    return insert_context_rows(client, rows + recomputed_rows(client, [*keys, *full], events, pending or {}, cache),
+                               announce, cache)
+
+
+def brought_forward(client: Client, status_only: Sequence[ResourceKey], forward: Sequence[ResourceKey],
+                    events: Sequence[Sequence[Any]], pending: Mapping[str, Sequence[Sequence[Any]]],
+                    cache: Pinned | None) -> tuple[list[list[Any]], list[ResourceKey]]:
+    """The shortcuts' rows, and the keys they leave to :func:`recomputed_rows`: of ``status_only``
+    (keys only ``events`` touch: their stored row with the newest status) and of ``forward`` (keys
+    only the batch's messages, snapshots and events touch: their stored row brought forward by
+    ``pending``, the batch's rows by table, when that is certain to equal a recompute). The stored
+    rows come from ``cache`` when it holds them (streams/sink/row_cache.py), else from one query (a
+    key a snapshot touched needs its remembered row). Neither reads the batch's own rows from the
+    tables, so this may run before they are inserted."""
     rows: list[list[Any]] = []
-    full = list(keys)
+    full: list[ResourceKey] = []
     stored_rows = _stored_rows(client, cache)
     for start in range(0, len(status_only), MAX_KEYS):
         updated, missing = _with_new_status(stored_rows, status_only[start:start + MAX_KEYS], events)
@@ -187,13 +197,26 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
         extended, doubtful = appended_rows(client, forward[start:start + MAX_KEYS], pending, stored_rows)
         rows += _restamped(extended, events)
         full += doubtful
-    if full:
-        remembered = {key: row for key, row in zip(full, cache.get(full), strict=True) if row is not None} \
-            if cache is not None else {}
-        messaged = {(row[0], row[3]) for row in pending.get("om_messages", ())} if remembered else set()  # (resource, key) of om_messages rows
-        rows += [row for start in range(0, len(full), MAX_KEYS)
-                 for row in context_rows(client, full[start:start + MAX_KEYS], events, stored=remembered,
-                                         messaged=messaged)]
+    return rows, full
+
+
+def recomputed_rows(client: Client, keys: Sequence[ResourceKey], events: Sequence[Sequence[Any]],
+                    pending: Mapping[str, Sequence[Sequence[Any]]], cache: Pinned | None) -> list[list[Any]]:
+    """The rows of ``keys`` from the tables (``MAX_KEYS`` per round of queries, since keys travel
+    as query parameters), after the batch's rows (``pending``) are inserted; a key ``cache``
+    remembers takes its status and thread lists from there (:func:`context_rows`)."""
+    if not keys:
+        return []
+    keys = sorted(set(keys))
+    remembered = {key: row for key, row in zip(keys, cache.get(keys), strict=True) if row is not None} \
+        if cache is not None else {}
+    messaged = {(row[0], row[3]) for row in pending.get("om_messages", ())} if remembered else set()  # (resource, key)
+    return [row for start in range(0, len(keys), MAX_KEYS)
+            for row in context_rows(client, keys[start:start + MAX_KEYS], events, stored=remembered, messaged=messaged)]
+
+
+def insert_context_rows(client: Client, rows: list[list[Any]], announce: Announce | None, cache: Pinned | None) -> int:
+    """Insert ``rows``; then ``cache`` learns them and ``announce`` is handed them."""
     if not rows:
         return 0
     insert(client, "om_contexts", rows, CONTEXT_COLUMNS)

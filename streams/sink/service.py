@@ -54,7 +54,7 @@ from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, le
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
-from streams.sink.contexts import Announce, Stored
+from streams.sink.contexts import Announce, Stored, Withdraw
 from streams.sink.fold_gaps import FoldGaps
 from streams.sink.row_cache import RowCache
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
@@ -79,6 +79,7 @@ class SinkOptions:
     ledger: bool = False  # the results topic into the cost ledger (om_model_calls); the services turn it on
     announce: Announce | None = None  # handed the context rows written (the embedded reader's cache)
     stored: Stored | None = None  # handed the event rows written, after those (the embedded reader's waits)
+    withdraw: Withdraw | None = None  # handed the keys of rows announced before a failed write (the reader's cache)
     scope: Scope = "thread"  # the OM config's: a message is stored only under its lookup key in it
     daily_token_budget: int | None = None  # the OM config's: per resource and UTC day (streams/sink/budget.py)
     budget_sweep_s: float = 30.0
@@ -275,7 +276,8 @@ class Sink:
         while True:
             try:
                 self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted],
-                                                          self.options.announce, self.options.stored, self.rows_cache)
+                                                          self.options.announce, self.options.stored, self.rows_cache,
+                                                          self.options.withdraw)
                 return
             except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
                 if await self._clickhouse_healthy() and len(converted) > 0:
@@ -318,7 +320,7 @@ class Sink:
         for record, rows in converted:
             try:
                 self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows], self.options.announce,
-                                                           self.options.stored, self.rows_cache)
+                                                           self.options.stored, self.rows_cache, self.options.withdraw)
             except Exception as error:  # noqa: BLE001 - decided by the health probe below
                 if not await self._clickhouse_healthy():
                     raise

@@ -18,6 +18,13 @@ recomputed after the deletion. The cost ledger's rows (``om_model_calls``), whic
 reads, go last, after the events. The events are handed to ``stored`` (the embedded reader's waits,
 :mod:`streams.reader.fold_watch`) once the context rows that show them are written, before their
 own insert: what a wait returns is the row.
+
+The rows the shortcuts write (a key's stored row brought forward by the batch) read nothing the
+batch inserts, so they are computed first and handed to ``announce`` and their events to
+``stored`` before any insert: in the embedded worker a read-your-writes wait returns them while
+the batch is still being written, its inserts no longer on the wait's path. They are inserted with
+the others, in the order above; a write that fails after announcing them hands their keys to
+``withdraw`` (the reader's cache drops them, and reads the tables again), and is retried.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from collections.abc import Sequence
 from clickhouse_connect.driver.client import Client
 
 from schemas.deltas import KeyDeleted
-from streams.sink.contexts import Announce, Stored, touched, write_context_rows
+from streams.sink.contexts import Announce, Stored, Withdraw, brought_forward, insert_context_rows, recomputed_rows, touched
 from streams.sink.inserts import insert
 from streams.sink.row_cache import Pinned, RowCache
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
@@ -55,21 +62,25 @@ _DELETE_BY_KEY = (
 
 
 def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None,
-                stored: Stored | None = None, cache: RowCache | None = None) -> int:
+                stored: Stored | None = None, cache: RowCache | None = None, withdraw: Withdraw | None = None) -> int:
     """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted.
-    ``announce`` is handed the context rows written (the embedded reader's cache), ``stored`` the
-    event rows (its waits); ``cache`` is the sink's memory of its context rows, forgotten when a
-    write fails (what landed is not known) and for a deleted key."""
+    ``announce`` is handed the context rows (the embedded reader's cache), ``stored`` the event
+    rows (its waits), and ``withdraw`` the lookup keys of rows announced before a write that then
+    failed; ``cache`` is the sink's memory of its context rows, forgotten when a write fails (what
+    landed is not known) and for a deleted key."""
+    early: list[str] = []
     try:
-        return _write(client, batch, announce, stored, cache.pinned() if cache is not None else None)
+        return _write(client, batch, announce, stored, cache.pinned() if cache is not None else None, early)
     except BaseException:
         if cache is not None:
             cache.forget()
+        if withdraw is not None and early:
+            withdraw(early)
         raise
 
 
 def _write(client: Client, batch: Sequence[Rows], announce: Announce | None, stored: Stored | None,
-           cache: Pinned | None) -> int:
+           cache: Pinned | None, early: list[str]) -> int:
     pending: dict[str, list[list]] = {}
     deleted: set[tuple[str, str]] = set()
     inserted = 0
@@ -77,34 +88,42 @@ def _write(client: Client, batch: Sequence[Rows], announce: Announce | None, sto
         for table, rows in item.rows.items():
             pending.setdefault(table, []).extend(rows)
         if item.deletion is not None:
-            inserted += _insert(client, pending, deleted, announce, stored, cache)
+            inserted += _insert(client, pending, deleted, announce, stored, cache, early)
             pending = {}
             deleted = {(item.deletion.resource_id, item.deletion.key)}
             if cache is not None:
                 cache.forget(deleted)
             _delete(client, item.deletion)
-    return inserted + _insert(client, pending, deleted, announce, stored, cache)
+    return inserted + _insert(client, pending, deleted, announce, stored, cache, early)
 
 
 def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]],
-            announce: Announce | None, stored: Stored | None, cache: Pinned | None) -> int:
-    """The rows in table order, then the touched keys' context rows, then the events and the cost
-    ledger's rows (which no context row reads)."""
+            announce: Announce | None, stored: Stored | None, cache: Pinned | None, early: list[str]) -> int:
+    """The shortcuts' context rows, announced before anything is inserted (their keys noted in
+    ``early``); the rows in table order; the other touched keys' context rows recomputed; all the
+    context rows inserted; then the events and the cost ledger's rows (which no context row reads)."""
     count = 0
-    for table in TABLE_ORDER:
-        rows = pending.get(table)
-        if rows and table not in _AFTER_CONTEXTS:
-            insert(client, table, rows, COLUMNS[table])
-            count += len(rows)
     events = pending.get("om_events", [])
     keys, status_only, forward = touched(pending)
     status_only -= deleted
     forward -= deleted
-    write_context_rows(client, sorted((keys | deleted) - status_only - forward), events, announce,
-                       sorted(status_only), sorted(forward), pending, cache)
+    rows, full = brought_forward(client, sorted(status_only), sorted(forward), events, pending, cache)
+    shown = {(row[1], row[0]) for row in rows}  # (resource, lookup key)
+    if rows and announce is not None:  # a wait they end returns these rows; they are inserted below
+        early.extend(key for _, key in shown)
+        announce(rows)
+        if stored is not None:
+            stored([event for event in events if (event[0], event[1]) in shown])
+    for table in TABLE_ORDER:
+        table_rows = pending.get(table)
+        if table_rows and table not in _AFTER_CONTEXTS:
+            insert(client, table, table_rows, COLUMNS[table])
+            count += len(table_rows)
+    full = [*full, *((keys | deleted) - status_only - forward)]
+    insert_context_rows(client, rows + recomputed_rows(client, full, events, pending, cache), announce, cache)
     if events:
         if stored is not None:  # the rows written show these events: a wait may end before their insert
-            stored(events)
+            stored([event for event in events if announce is None or (event[0], event[1]) not in shown])
         insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
     calls = pending.get("om_model_calls")

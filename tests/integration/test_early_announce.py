@@ -1,0 +1,137 @@
+"""The sink announces its shortcuts' context rows before it inserts the batch (streams/sink/writer.py).
+
+In the embedded worker a read-your-writes wait returns the rows it is handed, so the batch's
+inserts are off the wait's path. What must hold: the rows announced early are the rows then stored
+(the same content as a recompute), their events are handed to the waits with them, a key that
+needs a recompute is announced only after the inserts it reads, and a write that fails after an
+early announce withdraws those keys from the reader's cache."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from processors.config import OMConfig
+from streams.reader.context_cache import ContextCache
+from streams.reader.queries import stored_context_rows
+from streams.sink.contexts import context_rows
+from streams.sink.row_cache import RowCache
+from streams.sink.rows import OBSERVED_VERSION, Rows, delta_rows, event_rows, message_rows
+from streams.sink.writer import write_batch
+from tests.integration.om_pipeline import Conversation, database_client
+from tests.unit.machine.core_driver import T0, message
+
+pytestmark = pytest.mark.integration
+KEY = ("r", "thread:t")
+
+
+def _turn(conversation: Conversation, n: int, offset: int) -> list[Rows]:
+    """A message and everything its fold writes, as the sink's batch of a turn holds them."""
+    msg = message(f"m{n}", T0 + n * 60_000, role="user" if n % 2 == 0 else "assistant", thread="t", resource="r",
+                  text=" ".join(["words"] * 60))
+    records, events = len(conversation.records), len(conversation.events)
+    conversation.feed(msg)
+    return [message_rows(b"thread:t", msg.to_bytes(), offset),
+            *[event_rows(k, e.to_bytes(), offset * 100 + i) for i, (k, e) in enumerate(conversation.events[events:])],
+            *[delta_rows(d.model_dump_json().encode()) for _, d in conversation.records[records:]]]
+
+
+def _stored_messages(client) -> set[str]:
+    return {row[0] for row in client.query("SELECT id FROM om_messages WHERE resource_id = 'r'").result_rows}
+
+
+def test_a_turns_row_is_announced_before_the_batch_is_inserted_and_is_the_row_then_stored(clickhouse_dsn) -> None:
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    conversation = Conversation(OMConfig.model_validate({"observation": {"messageTokens": 400}}))
+    calls: list[tuple[str, Any, set[str]]] = []
+    announce = lambda rows: calls.append(("rows", [list(r) for r in rows], _stored_messages(client)))  # noqa: E731
+    stored = lambda events: calls.append(("events", [e[7] for e in events], _stored_messages(client)))  # noqa: E731
+    early = 0
+    for n in range(12):
+        calls.clear()
+        write_batch(client, _turn(conversation, n, n + 1), announce=announce, stored=stored, cache=rows_cache)
+        first = calls[0]
+        assert first[0] == "rows", "rows come before their events"
+        if n == 0:  # the key's first row is a recompute: after the inserts it reads
+            assert f"m{n}" in first[2]
+            continue
+        early += f"m{n}" not in first[2]
+        assert f"m{n}" not in first[2], f"turn {n}: announced before the message was inserted"
+        kind, applied, inserted = calls[1]
+        assert kind == "events" and f"m{n}" in applied and inserted == first[2], \
+            "the fold's status is handed over with its row, before the inserts"
+        stored_row, = stored_context_rows(client, [KEY])
+        assert first[1][0] == list(stored_row), "the row announced early is the row stored"
+        assert list(stored_row)[:-1] == context_rows(client, [KEY])[0][:-1], "and what a recompute writes"
+    assert early == 11
+
+
+def test_a_write_that_fails_after_announcing_withdraws_its_keys(clickhouse_dsn) -> None:
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    conversation = Conversation(OMConfig())
+    cache, withdrawn = ContextCache(), []
+    write_batch(client, _turn(conversation, 0, 1), announce=cache.written, cache=rows_cache)
+    cache.put("thread:t", {"r": _decoded(client)})
+    assert cache.get("thread:t") is not None
+
+    class Refusing:
+        """The client, refusing the batch's message insert (ClickHouse up, the record refused)."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
+            if table == "om_messages":
+                raise RuntimeError("refused")
+            return client.insert(table, *args, **kwargs)
+
+        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("INSERT INTO om_messages"):
+                raise RuntimeError("refused")
+            return client.command(sql, *args, **kwargs)
+
+    announced: list[list[Any]] = []
+
+    def announce(rows):
+        announced.extend(rows)
+        cache.written(rows)
+
+    def withdraw(keys):
+        withdrawn.extend(keys)
+        cache.forget(keys)
+
+    with pytest.raises(RuntimeError):
+        write_batch(Refusing(), _turn(conversation, 1, 2), announce=announce, cache=rows_cache, withdraw=withdraw)
+    assert announced and withdrawn == ["thread:t"], "the row was announced, then withdrawn"
+    assert cache.get("thread:t") is None, "the reader's cache no longer serves the row that was never stored"
+    assert "m1" not in _stored_messages(client)
+
+
+def _decoded(client):
+    from streams.reader.queries import context_rows as reader_rows
+    return reader_rows(client, ["thread:t"])[0]["r"]
+
+
+def test_a_late_message_observed_in_its_own_batch_is_recomputed_not_appended(clickhouse_dsn) -> None:
+    """A chat message that reaches the sink only with the observation that covers it (the topics
+    lag each other), the batch without the processor's observed copy: its observation row is not
+    inserted yet when the shortcut runs, so the batch's own rows must count (streams/sink/context_appends.py)."""
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    conversation = Conversation(OMConfig.model_validate({"observation": {"messageTokens": 400, "bufferTokens": False}}))
+    held: Rows | None = None
+    for n in range(16):
+        batch = _turn(conversation, n, n + 1)
+        if n == 1:
+            held, batch = batch[0], batch[1:]  # m1's own row comes late
+        observing = any("om_message_observations" in item.rows and any(r[1] == "m1" for r in item.rows["om_message_observations"])
+                        for item in batch)
+        if observing:
+            assert held is not None
+            batch = [held, *(item for item in batch if not any(r[-2] >= OBSERVED_VERSION for r in item.rows.get("om_messages", ())))]
+        write_batch(client, batch, cache=rows_cache)
+        stored_row, = stored_context_rows(client, [KEY])
+        assert list(stored_row)[:-1] == context_rows(client, [KEY])[0][:-1], f"turn {n}"
+        if observing:
+            return
+    raise AssertionError("no observation covered m1: the check needs one")
