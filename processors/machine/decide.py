@@ -84,6 +84,7 @@ class Decision(NamedTuple):
 
 _inserted = MessageInserted.__pydantic_validator__.validate_python  # MessageInserted(**fields), minus its wrapper
 _OBSERVED_COPY = ("key", "version", "at", "message", "observed")  # the fields an observed copy sets
+_SNAPSHOT = ("key", "version", "at", "record", "threads", "pending_message_tokens", "unobserved_message_ids")
 
 
 @lru_cache(maxsize=32)
@@ -228,13 +229,11 @@ def _deleted(step: Step) -> KeyDeleted:
 
 
 def _snapshot(step: Step) -> RecordSnapshot:
+    """Built from the state's validated parts (a copy of its thread map, its window's ids), as validation
+    would build it: one per record change, it cost 15 us validated (mostly checking the window's ids)."""
     state = step.state
-    return RecordSnapshot(
-        key=state.key,
-        version=state.version,
-        at=step.now,
-        record=state.record,
-        threads=dict(state.threads),
-        pending_message_tokens=step.pending(),
-        unobserved_message_ids=[m.id for m in state.window],
-    )
+    return built(RecordSnapshot, {
+        "schema_version": SCHEMA_VERSION, "kind": "record-snapshot", "key": state.key, "version": state.version,
+        "at": step.now, "record": state.record, "threads": dict(state.threads),
+        "pending_message_tokens": step.pending(), "unobserved_message_ids": [m.id for m in state.window],
+    }, _SNAPSHOT)
