@@ -39,23 +39,25 @@ class Rejected(SchemaError):
 
 def check_ownership(step: Step, message: ChatMessage) -> None:
     owner = message.owner if step.state.record.scope == "thread" else message.resource_id
-    _check_owner(step, "message", message.thread_id, owner,
-                 f"a message may not move it to resource {owner!r} — use a new thread id")
+    _check_owner(step, "message", message.thread_id, owner, "a message may not move it to resource {owner!r} — "
+                 "use a new thread id")
 
 
 def check_control_ownership(step: Step, event: ThreadControl) -> None:
     """The resource a control event names (its thread id when it names none, as Mastra falls back)
     must own the record, as a message's must."""
     owner = event.resource_id or event.thread_id
-    _check_owner(step, event.kind, event.thread_id, owner, f"a {event.kind} from resource {owner!r} is refused")
+    _check_owner(step, event.kind, event.thread_id, owner, f"a {event.kind} from resource {{owner!r}} is refused")
 
 
 def _check_owner(step: Step, what: str, thread_id: str, owner: str, refusal: str) -> None:
+    """``refusal`` says why, with ``{owner!r}`` filled in only when it is refused (every message is checked)."""
     record = step.state.record
     if record.scope == "thread" and thread_id != record.thread_id:
         raise Rejected("thread_id", f"{what} for thread {thread_id!r} reached key {record.key!r}")
     if owner != record.resource_id:
-        raise Rejected("resource_id", f"thread {thread_id!r} belongs to resource {record.resource_id!r}; {refusal}")
+        raise Rejected("resource_id", f"thread {thread_id!r} belongs to resource {record.resource_id!r}; "
+                                      + refusal.format(owner=owner))
 
 
 def take_message(step: Step, message: ChatMessage) -> bool:
@@ -94,7 +96,7 @@ def take_message(step: Step, message: ChatMessage) -> bool:
 
 def _unchanged(step: Step, changes: dict[str, Any]) -> bool:
     """A message that does not enter the window still moves the clock and ``applied_through``."""
-    step.update(**changes)
+    step.write(changes)
     return False
 
 
@@ -112,7 +114,7 @@ def _insert(step: Step, message: ChatMessage, changes: dict[str, Any]) -> None:
     before = step.pending()  # over ``old``: a replaced message is already out of it
     tokens = TokenMap(state.message_tokens)
     tokens[message.id] = count = step.counter.count_message(message)
-    step.set_window(window, tokens, (before or 24) + count, **changes)
+    step.set_window(window, tokens, (before or 24) + count, changes)
 
 
 def _activity(state: KeyState, message: ChatMessage, changes: dict[str, Any]) -> None:

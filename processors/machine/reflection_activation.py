@@ -35,10 +35,10 @@ def suppression(step: Step) -> Suppression | None:
     """Which guard would keep the buffered reflection from an early activation now, if any."""
     record = step.state.record
     reflection, lines = record.buffered_reflection or "", record.reflected_observation_line_count
-    paragraphs = activation_paragraphs(reflection, record.active_observations, lines)  # reflection[, tail]
+    paragraphs = activation_paragraphs(reflection, record.active_observations, lines)  # reflection[, tail's]
     return early_activation_suppressed(
         reflection_tokens=record.buffered_reflection_tokens,
-        tail_tokens=step.counter.count_observations(paragraphs[1]) if len(paragraphs) > 1 else 0,
+        tail_tokens=step.counter.count_paragraphs(paragraphs[1:]) if len(paragraphs) > 1 else 0,
         combined_tokens=step.counter.count_paragraphs(paragraphs),
         threshold=step.reflection_threshold(),
         # a buffered reflection exists only while async reflection is on, so this is set

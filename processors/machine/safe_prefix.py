@@ -9,8 +9,12 @@ message is held back while it has a pending call, and the whole cut is deferred 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from schemas.messages import ChatMessage, StepStartPart, ToolInvocationPart
+
+
+_created_at = attrgetter("created_at")
 
 
 def _pending_call_ids(message: ChatMessage) -> set[str]:
@@ -27,11 +31,11 @@ def _call_ids(message: ChatMessage) -> set[str]:
 
 def select_safe_buffer_prefix(candidates: Sequence[ChatMessage]) -> list[ChatMessage]:
     """The candidates that can be buffered now; ``[]`` means "defer until the call resolves"."""
-    ordered = sorted(candidates, key=lambda m: m.created_at)
+    ordered = sorted(candidates, key=_created_at)
     if not ordered:
         return []
     newest_at = ordered[-1].created_at
-    newest = [m for m in ordered if m.created_at == newest_at]
+    newest = ordered[_newest_from(ordered):]
     pending = [m for m in newest if _pending_call_ids(m)]
     if not pending:
         return ordered
@@ -57,7 +61,7 @@ def has_incomplete_tool_calls(window: Sequence[ChatMessage]) -> bool:
     """
     if not window:
         return False
-    newest = _first_newest(window)
+    newest = window[_newest_from(window)]
     latest_step: list = []
     for part in newest.parts:
         if isinstance(part, StepStartPart):
@@ -67,10 +71,11 @@ def has_incomplete_tool_calls(window: Sequence[ChatMessage]) -> bool:
     return any(isinstance(p, ToolInvocationPart) and p.is_pending for p in latest_step)
 
 
-def _first_newest(window: Sequence[ChatMessage]) -> ChatMessage:
-    """The first message with the window's last ``created_at`` (the window is in event-time order)."""
-    at = len(window) - 1
-    newest_at = window[at].created_at
-    while at > 0 and window[at - 1].created_at == newest_at:
+def _newest_from(messages: Sequence[ChatMessage]) -> int:
+    """Where the messages with the last ``created_at`` begin, in messages in event-time order: a walk
+    back from the end, not a pass over them all (a window a lagging Observer lets grow to thousands)."""
+    at = len(messages) - 1
+    newest_at = messages[at].created_at
+    while at > 0 and messages[at - 1].created_at == newest_at:
         at -= 1
-    return window[at]
+    return at

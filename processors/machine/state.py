@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from processors.machine.built import assemble
 from schemas.base import VersionedModel, WireModel
 from schemas.lifecycle import AppliedThrough, Trigger
 from schemas.messages import ChatMessage
@@ -73,13 +74,11 @@ def replace(model: M, changes: dict[str, Any]) -> M:
     """
     if model.__pydantic_extra__ is not None or model.__pydantic_private__ is not None:
         return model.model_copy(update=changes)
-    cls = type(model)
-    copied = cls.__new__(cls)
-    object.__setattr__(copied, "__dict__", {**model.__dict__, **changes})
-    object.__setattr__(copied, "__pydantic_extra__", None)
-    object.__setattr__(copied, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
-    object.__setattr__(copied, "__pydantic_private__", None)
-    return copied
+    fields = model.__dict__.copy()  # a copy in C, then the changes: the order ``{**old, **changes}`` has
+    fields.update(changes)
+    fields_set = model.__pydantic_fields_set__.copy()
+    fields_set.update(changes)
+    return assemble(type(model), fields, fields_set)
 
 
 class TokenMap(dict[str, int]):

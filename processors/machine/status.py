@@ -22,6 +22,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from processors.machine.built import built
@@ -34,19 +35,22 @@ _SHARED: dict[tuple[Any, ...], Any] = {}
 _SHARED_SIZE = 4096
 
 
-def _shared(model: type, key: tuple[Any, ...], fields: dict[str, Any]) -> Any:
-    """The one validated ``model`` for ``fields``, whose values ``key`` lists."""
+def _shared(key: tuple[Any, ...], fields: Callable[[], dict[str, Any]]) -> Any:
+    """The one validated model ``key[0]`` for the field values ``key[1:]`` list; ``fields`` gives them as
+    the model's dict, asked only on a miss (most events hit)."""
     found = _SHARED.get(key)
     if found is None:
         if len(_SHARED) >= _SHARED_SIZE:
             _SHARED.clear()
-        found = _SHARED[key] = model.__pydantic_validator__.validate_python(fields)
+        found = _SHARED[key] = key[0].__pydantic_validator__.validate_python(fields())
     return found
 
 
 _WINDOW = ("tokens", "threshold")
 _ACTIVE = ("messages", "observations")
 _WINDOWS = ("active", "buffered")
+_CHUNKS = ("chunks", "message_tokens", "projected_message_removal", "observation_tokens", "status")
+_REFLECTION = ("input_observation_tokens", "observation_tokens", "status")
 _EVENT = ("key", "thread_id", "resource_id", "record_id", "at", "windows", "generation", "applied_through")
 
 
@@ -67,16 +71,13 @@ def status_event(step: Step) -> StatusEvent:
     chunk_tokens = min(figures.chunk_message_total, pending)
     chunk_status = "running" if buffering else ("complete" if chunks else "idle")
     reflection_status = "running" if reflecting else ("complete" if record.buffered_reflection else "idle")
-    key = (BufferedWindows, chunks, chunk_tokens, projected, figures.chunk_observation_total, chunk_status,
-           record.buffered_reflection_input_tokens, record.buffered_reflection_tokens, reflection_status)
-    buffered = _shared(BufferedWindows, key, {
-        "observations": {"chunks": chunks, "message_tokens": chunk_tokens, "projected_message_removal": projected,
-                         "observation_tokens": figures.chunk_observation_total, "status": chunk_status},
-        "reflection": {"input_observation_tokens": record.buffered_reflection_input_tokens,
-                       "observation_tokens": record.buffered_reflection_tokens, "status": reflection_status},
+    shape = (BufferedWindows, chunks, chunk_tokens, projected, figures.chunk_observation_total, chunk_status,
+             record.buffered_reflection_input_tokens, record.buffered_reflection_tokens, reflection_status)
+    buffered = _shared(shape, lambda: {
+        "observations": dict(zip(_CHUNKS, shape[1:6])), "reflection": dict(zip(_REFLECTION, shape[6:])),
     })
-    observations = _shared(TokenWindow, (TokenWindow, record.observation_token_count, figures.reflection_threshold),
-                           {"tokens": record.observation_token_count, "threshold": figures.reflection_threshold})
+    log = (TokenWindow, record.observation_token_count, figures.reflection_threshold)
+    observations = _shared(log, lambda: dict(zip(_WINDOW, log[1:])))
     messages = built(TokenWindow, {"tokens": pending, "threshold": figures.message_threshold}, _WINDOW)
     active = built(ActiveWindows, {"messages": messages, "observations": observations}, _ACTIVE)
     windows = built(StatusWindows, {"active": active, "buffered": buffered}, _WINDOWS)

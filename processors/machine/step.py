@@ -53,6 +53,10 @@ class Step:
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
+        self.write(changes)
+
+    def write(self, changes: dict[str, Any]) -> None:
+        """:meth:`update` with the changes in a dict of the caller's (which it may not reuse)."""
         state = self.state
         state.__dict__.update(changes)
         state.__pydantic_fields_set__.update(changes)
@@ -76,14 +80,18 @@ class Step:
         applied = (self.state.applied_cycles + (cycle_id,))[-256:]
         self.update(in_flight=kept, applied_cycles=applied)
 
-    def set_window(self, window: tuple[ChatMessage, ...], tokens: TokenMap, pending: int, **changes: Any) -> None:
+    def set_window(self, window: tuple[ChatMessage, ...], tokens: TokenMap, pending: int,
+                   changes: dict[str, Any]) -> None:
         """A new window and its new token map, whose total ``pending`` the caller knows (kept on the map
-        for later steps, and here for this one), in one update with further ``changes``."""
+        for later steps, and here for this one), written with the further ``changes`` (the caller's dict,
+        which it may not reuse)."""
         if not window:
             pending = 0
         tokens.total_for = (window, pending)
         self._pending_of, self._pending = (window, tokens), pending
-        self.update(window=window, message_tokens=tokens, **changes)
+        changes["window"] = window
+        changes["message_tokens"] = tokens
+        self.write(changes)
 
     def remove_from_window(self, *groups: Collection[str]) -> list[list[ChatMessage]]:
         """Take observed messages out of the window in one pass, one list per group of ids (in window
@@ -116,7 +124,7 @@ class Step:
         tokens = TokenMap(old_tokens)  # a copy in C, then one pop per id, order kept
         for m in gone:
             tokens.pop(m.id, None)
-        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), observed=observed)
+        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), {"observed": observed})
         for group in removed:
             self.frozen.extend(group)
         return removed

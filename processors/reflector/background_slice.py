@@ -44,9 +44,15 @@ def unreflected_tail(observations: str, reflected_line_count: int) -> str:
 
 
 def activation_paragraphs(reflection: str, observations: str, reflected_line_count: int) -> list[str]:
-    """The reflection and the untouched tail, if any: :func:`activation_text` joins them."""
+    """The reflection, then the untouched tail's paragraphs, if any: :func:`activation_text` joins them.
+
+    The tail comes in its paragraphs (split at its blank lines) because it is counted as they are: a
+    log's tail is mostly chunk texts, each counted when it arrived, between boundary lines, so a
+    counter that adds paragraphs' counts finds most of them remembered
+    (:meth:`processors.tokens.counter.MessageTokenCounter.count_paragraphs`); a long tail counted as
+    one new string cost a whole log's tokenizing at every roll-over."""
     tail = unreflected_tail(observations, reflected_line_count)
-    return [reflection, tail] if tail else [reflection]
+    return [reflection, *tail.split("\n\n")] if tail else [reflection]
 
 
 def activation_text(reflection: str, observations: str, reflected_line_count: int) -> str:
