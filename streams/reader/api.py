@@ -34,8 +34,8 @@ from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.coalesce import Coalescer
 from streams.reader.context_cache import ContextCache, KeyRows
-from streams.reader.fold_watch import FoldWatch, Polling
-from streams.reader.queries import AwaitedMessage
+from streams.reader.fold_watch import FoldWatch, Polling, Wait
+from streams.reader.queries import AwaitedMessage, decode_context_row
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, view_of
 
@@ -134,7 +134,7 @@ class Reader:
         deadline = time.monotonic() + timeout
         with self._waits.watching(awaited) as wait:
             while True:
-                rows = await self._covered(awaited, wait.folded)
+                rows = await self._covered(awaited, wait)
                 if rows is not None:
                     return rows
                 remaining = deadline - time.monotonic()
@@ -142,22 +142,35 @@ class Reader:
                     raise NotCaughtUp(f"the awaited message was not materialised within {timeout} s")
                 await wait.next(remaining)
 
-    async def _covered(self, awaited: AwaitedMessage, seen_folded: bool) -> KeyRows | None:
+    async def _covered(self, awaited: AwaitedMessage, wait: Wait) -> KeyRows | None:
         """The key's rows if the fold of the message is stored and the row shows the message, else None.
         A fold the sink reported and a row listing the message need no query; else one query says
         whether the fold is stored (unless the sink said so) and which observation, if any, covers
         the message."""
-        if seen_folded:
-            rows = await self._key_rows(awaited.key)
+        if wait.folded:
+            rows = await self._handed_rows(awaited, wait)
             own = rows.get(awaited.resource_id)
             if own is not None and own.covers(awaited.message_id, None):
                 return rows
         folded, observed_at = await self._awaited.load(awaited)
-        if not (folded or seen_folded):  # the sink reports a fold just before it inserts the event
+        if not (folded or wait.folded):  # the sink reports a fold just before it inserts the event
             return None
-        rows = await self._key_rows(awaited.key)
+        rows = await self._handed_rows(awaited, wait)
         own = rows.get(awaited.resource_id)
         return rows if own is not None and own.covers(awaited.message_id, observed_at) else None
+
+    async def _handed_rows(self, awaited: AwaitedMessage, wait: Wait) -> KeyRows:
+        """The key's rows, the caller's own being the row the sink handed the wait when that is newer
+        (the embedded sink hands a row before it inserts it). Without a cached entry to place it in,
+        the caller's row alone: all its context reads, and no query that would find the table behind."""
+        if wait.row is None:
+            return await self._key_rows(awaited.key)
+        cached = self._cache.get(awaited.key) if self._cache is not None else None
+        own = cached.get(awaited.resource_id) if cached is not None else None
+        if own is not None and own.version >= int(wait.row[-1]):
+            return cached
+        handed = decode_context_row(wait.row)
+        return {**cached, awaited.resource_id: handed} if cached is not None else {awaited.resource_id: handed}
 
     def resolve(self, thread_id: str, resource_id: str) -> ThreadView:
         """The thread's key and context row for this resource, or :class:`ThreadNotFound`."""

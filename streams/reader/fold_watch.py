@@ -8,10 +8,13 @@ those rows show (just before it inserts them), and every wait on one of their lo
 message itself (they travel on different topics), and then only the message's context row, with no
 event of its own, makes the context cover it. Rules this file keeps:
 
-* **A wake is a hint, the tables decide.** A woken wait looks again (the context row, and one
+* **A wake is a hint, the rows decide.** A woken wait looks again (the context row, and one
   query when the row alone cannot show the message); a fold it learns from an event row it saw
   stored spares it that query only when the row lists the message. So a missed or spurious wake
-  costs time, never a wrong answer.
+  costs time, never a wrong answer. The row a wait looks at is the newest of the table's (or the
+  reader's cache) and the one the sink handed it for its own resource: the sink hands its
+  shortcuts' rows over before it inserts them (:mod:`streams.sink.writer`), and withdraws them
+  from the cache if that insert fails.
 * **No lost wake-ups.** A wait is registered before its first look, and its flag stays set until
   it looks again, so a batch stored between the look and the wait still wakes it.
 * **Thread-safe at the edge.** The sink calls from its writer thread: it reads the registry under a
@@ -36,17 +39,22 @@ _RESOURCE, _KEY, _APPLIED = (EVENT_COLUMNS.index(c) for c in ("resource_id", "lo
 
 
 class Wait:
-    """One caller's wait for one message; ``folded`` once a stored status event names it."""
+    """One caller's wait for one message; ``folded`` once a stored status event names it, ``row``
+    the newest context row of its key and resource the sink handed over (undecoded)."""
 
     def __init__(self, awaited: AwaitedMessage) -> None:
         self.awaited = awaited
         self.folded = False
+        self.row: Sequence[Any] | None = None
         self._changed = asyncio.Event()
 
-    def saw(self, resource_id: str, applied_message_id: str) -> None:
+    def saw(self, resource_id: str, applied_message_id: str, row: Sequence[Any] | None = None) -> None:
         """An event (``applied_message_id`` if a status) or a context row of the key was stored."""
-        if resource_id == self.awaited.resource_id and applied_message_id == self.awaited.message_id:
-            self.folded = True
+        if resource_id == self.awaited.resource_id:
+            if applied_message_id == self.awaited.message_id:
+                self.folded = True
+            if row is not None and (self.row is None or row[-1] > self.row[-1]):
+                self.row = row
         self._changed.set()
 
     async def next(self, timeout: float) -> None:
@@ -81,24 +89,25 @@ class FoldWatch:
     def stored(self, events: Sequence[Sequence[Any]]) -> None:
         """The sink wrote the context rows that show these ``om_events`` rows, and inserts them next
         (called from its writer thread)."""
-        self._hand_over([(row[_KEY], row[_RESOURCE], row[_APPLIED]) for row in events])
+        self._hand_over([(row[_KEY], row[_RESOURCE], row[_APPLIED], None) for row in events])
 
     def rows_written(self, rows: Sequence[Sequence[Any]]) -> None:
-        """The sink inserted these ``om_contexts`` rows (called from its writer thread)."""
-        self._hand_over([(row[0], row[1], "") for row in rows])
+        """The sink inserts these ``om_contexts`` rows (called from its writer thread): a wait on one
+        is handed its own resource's row, which may not be in the table yet."""
+        self._hand_over([(row[0], row[1], "", row) for row in rows])
 
-    def _hand_over(self, changes: list[tuple[str, str, str]]) -> None:
+    def _hand_over(self, changes: list[tuple[str, str, str, Sequence[Any] | None]]) -> None:
         with self._lock:
             hits = [change for change in changes if change[0] in self._waits]
         if hits:
             self._loop.call_soon_threadsafe(self._wake, hits)
 
-    def _wake(self, hits: list[tuple[str, str, str]]) -> None:
+    def _wake(self, hits: list[tuple[str, str, str, Sequence[Any] | None]]) -> None:
         with self._lock:
-            matched = [(wait, resource, applied) for key, resource, applied in hits
+            matched = [(wait, resource, applied, row) for key, resource, applied, row in hits
                        for wait in self._waits.get(key, ())]
-        for wait, resource, applied in matched:
-            wait.saw(resource, applied)
+        for wait, resource, applied, row in matched:
+            wait.saw(resource, applied, row)
 
 
 class Polling:
@@ -114,6 +123,7 @@ class Polling:
 
 class _PollingWait:
     folded = False
+    row = None  # no sink hands rows over
 
     def __init__(self, interval_s: float) -> None:
         self.interval_s = interval_s

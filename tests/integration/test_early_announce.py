@@ -135,3 +135,56 @@ def test_a_late_message_observed_in_its_own_batch_is_recomputed_not_appended(cli
         if observing:
             return
     raise AssertionError("no observation covered m1: the check needs one")
+
+
+async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being_inserted(clickhouse_dsn) -> None:
+    """The embedded wiring (a cache and the sink's wake-ups), a first turn whose key the cache does
+    not hold: the wait returns the handed row, with the message, while the batch's insert is held."""
+    import asyncio
+    import threading
+
+    from streams.reader import Reader
+    from streams.reader.fold_watch import FoldWatch
+
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    conversation = Conversation(OMConfig())
+    write_batch(client, _turn(conversation, 0, 1), cache=rows_cache)
+    cache, folds = ContextCache(), FoldWatch(asyncio.get_running_loop())
+    reader = Reader(client, conversation.config, cache=cache, folds=folds)
+    released, reached = threading.Event(), threading.Event()
+
+    class Holding:
+        """The client, holding the batch's first insert until the test releases it."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("INSERT INTO om_messages"):
+                reached.set()
+                assert released.wait(30)
+            return client.command(sql, *args, **kwargs)
+
+        def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
+            if table == "om_messages":
+                reached.set()
+                assert released.wait(30)
+            return client.insert(table, *args, **kwargs)
+
+    def announce(rows) -> None:
+        cache.written(rows)
+        folds.rows_written(rows)
+
+    batch = _turn(conversation, 1, 2)
+    waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id="m1", timeout=30))
+    await asyncio.sleep(0.05)  # parked (the test holds either way)
+    writing = asyncio.create_task(asyncio.to_thread(write_batch, Holding(), batch, announce=announce,
+                                                    stored=folds.stored, cache=rows_cache))
+    try:
+        waited = await asyncio.wait_for(waiting, 10)
+        assert waited.messages[-1].id == "m1"
+        assert reached.is_set() and "m1" not in _stored_messages(client), "returned while the insert was held"
+    finally:
+        released.set()
+        await writing
+    assert "m1" in _stored_messages(client)
