@@ -10,8 +10,11 @@ rows when the sink does not remember them: streams/sink/row_cache.py). Rules thi
 * **The same row a recompute would write, or none.** A key is brought forward only when the tables
   show that a recompute could not differ: each of its batch messages is new (no other version of it
   is stored than the batch's own), not refused, not observed (no observation row names it), the
-  key has no deletion cut, it has a stored row, and no message already in the window shares a
-  new one's time (order between them would need the stored versions). Any doubt sends the key to
+  key has no deletion cut, and no message already in the window shares a new one's time (order
+  between them would need the stored versions). A key with no stored row starts from an empty one:
+  every touched key's row is written in the flush that touches it, so no row means no flush of
+  the key has landed (after a crash between a flush's inserts, the redelivered records bring the
+  row to the tables' state). Any doubt sends the key to
   the full recompute, which stays the definition (the fuzz equality tests in
   ``tests/integration/test_context_rows.py`` drive both paths).
 * A message joins its thread's window (non-system) and the key's thread lists exactly as the
@@ -23,10 +26,11 @@ rows when the sink does not remember them: streams/sink/row_cache.py). Rules thi
   highest ``wm_version`` among those newer than the old head (a block comes with its snapshot, so
   none is newer than the new head; blocks only grow with the key's version; none: the stored block
   stays). An observed copy of a message (the processor's) that the new head shows observed only
-  adds to the thread lists; one it does not is in the window like a new message. This holds only if no other
-  rows of the key landed since the stored row was computed, which only the rows this sink
-  remembers it wrote guarantee: a snapshot's key without one is recomputed
-  (:func:`streams.sink.contexts.write_context_rows` decides).
+  adds to the thread lists; one it does not is in the window like a new message. This holds only
+  if no other rows of the key landed since the stored row was computed, which the rows this sink
+  remembers it wrote guarantee, and so does a key without a row: a snapshot's key with a row in
+  the table that this sink does not remember is recomputed
+  (:func:`streams.sink.contexts.brought_forward` decides).
 """
 
 from __future__ import annotations
@@ -101,8 +105,8 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
             batch_versions.setdefault(ident, set()).add(row[_VERSION])
             if ident not in newest or row[_VERSION] > newest[ident][_VERSION]:
                 newest[ident] = row
-    stored = dict(zip(keys, stored_rows(keys), strict=True))
-    heads = {key: _Head(row[_HEAD]) for key, row in stored.items() if row is not None}
+    stored = {key: row if row is not None else _empty_row(key) for key, row in zip(keys, stored_rows(keys), strict=True)}
+    heads = {key: _Head(row[_HEAD]) for key, row in stored.items()}
     for row in pending.get("om_records", ()):
         if (head := heads.get((row[0], row[1]))) is not None:
             head.offer(row)
@@ -121,8 +125,7 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
     for key in keys:
         if key in doubtful:
             continue
-        row = stored[key]
-        brought = _append(row, *by_key.get(key, ([], []))) if row is not None else None
+        brought = _append(stored[key], *by_key.get(key, ([], [])))
         if brought is None:
             full.append(key)
             continue
@@ -131,6 +134,11 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
             _move_head(brought, key, head, observed, pending.get("om_working_memory", ()))
         rows.append(brought)
     return rows, sorted(full)
+
+
+def _empty_row(key: ResourceKey) -> list[Any]:
+    """The row of a key that has none stored: no flush of it has landed, so the batch is all it has."""
+    return [key[1], key[0], None, None, None, 0, 0, "{}", [], [], 0]
 
 
 def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str, str, str], Sequence[Any]],

@@ -191,7 +191,7 @@ def brought_forward(client: Client, status_only: Sequence[ResourceKey], forward:
         updated, missing = _with_new_status(stored_rows, status_only[start:start + MAX_KEYS], events)
         rows += updated
         full += missing
-    forward, unknown = _remembered_if_snapshot(forward, pending, cache)
+    forward, unknown = _remembered_if_snapshot(forward, pending, cache, stored_rows)
     full += unknown
     for start in range(0, len(forward), MAX_KEYS):
         extended, doubtful = appended_rows(client, forward[start:start + MAX_KEYS], pending, stored_rows)
@@ -228,27 +228,35 @@ def insert_context_rows(client: Client, rows: list[list[Any]], announce: Announc
 
 
 def _remembered_if_snapshot(keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Sequence[Any]]],
-                            cache: Pinned | None) -> tuple[list[ResourceKey], list[ResourceKey]]:
+                            cache: Pinned | None, stored_rows: StoredRows) -> tuple[list[ResourceKey], list[ResourceKey]]:
     """``keys`` split: those a stored row can be brought forward for, and those a snapshot or a
-    working memory block touched whose row this sink does not remember (only its own last row
-    is known to include every row of the key but the batch's: streams/sink/context_appends.py)."""
+    working memory block touched whose row this sink does not remember (only its own last row is
+    known to include every row of the key but the batch's: streams/sink/context_appends.py) and
+    that has a row in the table. A key with no row there has had no flush yet: nothing but the
+    batch to bring forward."""
     snapshot = {(row[0], row[1]) for table in ("om_records", "om_working_memory") for row in pending.get(table, ())}
     asked = [key for key in keys if key in snapshot]
+    if not asked:
+        return list(keys), []
     remembered = {key for key, row in zip(asked, cache.get(asked), strict=True) if row is not None} \
-        if cache is not None and asked else set()
-    unknown = [key for key in asked if key not in remembered]
-    return [key for key in keys if key not in snapshot or key in remembered], unknown
+        if cache is not None else set()
+    others = [key for key in asked if key not in remembered]
+    unknown = {key for key, row in zip(others, stored_rows(others), strict=True) if row is not None} if others else set()
+    return [key for key in keys if key not in unknown], sorted(unknown)
 
 
 def _stored_rows(client: Client, cache: Pinned | None) -> StoredRows:
-    """Stored rows by key: remembered ones from ``cache``, the others in one query."""
+    """Stored rows by key: remembered ones from ``cache``, the others in one query (each key's
+    answer kept for the next call: one write asks once)."""
+    fetched: dict[ResourceKey, list[Any] | None] = {}
+
     def stored(keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
         found = cache.get(keys) if cache is not None else [None] * len(keys)
-        missing = [key for key, row in zip(keys, found, strict=True) if row is None]
+        missing = [key for key, row in zip(keys, found, strict=True) if row is None and key not in fetched]
         if missing:
-            fetched = iter(queries.stored_context_rows(client, missing))
-            found = [row if row is not None else next(fetched) for row in found]
-        return found
+            fetched.update(zip(missing, queries.stored_context_rows(client, missing), strict=True))
+        return [row if row is not None else (list(fetched[key]) if fetched[key] is not None else None)
+                for key, row in zip(keys, found, strict=True)]
     return stored
 
 
