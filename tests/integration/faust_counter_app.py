@@ -2,7 +2,8 @@
 
 Run as its own worker process (``faust -A tests.integration.faust_counter_app worker``) so the
 test exercises Faust exactly as deployed. Configured by env: FAUST_TEST_BROKER, FAUST_TEST_APP_ID,
-FAUST_TEST_SOURCE, FAUST_TEST_SINK, and FAUST_TEST_TABLE_MANAGER (Faust's own by default).
+FAUST_TEST_SOURCE, FAUST_TEST_SINK, FAUST_TEST_DATA_DIR (Faust's data directory, which defaults to one
+in the working directory), and FAUST_TEST_TABLE_MANAGER (Faust's own by default).
 """
 
 import os
@@ -13,6 +14,7 @@ app = faust.App(
     os.environ["FAUST_TEST_APP_ID"],
     broker=f"kafka://{os.environ['FAUST_TEST_BROKER']}",
     store="memory://",
+    datadir=os.environ["FAUST_TEST_DATA_DIR"],
     processing_guarantee="exactly_once",
     topic_partitions=2,
     topic_replication_factor=1,

@@ -31,17 +31,18 @@ RECOVERY_STARTED, RECOVERY_DONE = "Restoring state from changelog topics", "Done
 RECOVERY_DEADLINE_S = 3.0  # Faust's own recovery needs at least 10 s here
 
 
-def _app_env(bootstrap: str, source: str, sink: str, **extra: str) -> dict[str, str]:
-    """The counter app's settings: a fresh app id (so a fresh group and changelog) on these topics."""
+def _app_env(bootstrap: str, source: str, sink: str, data_dir: Path, **extra: str) -> dict[str, str]:
+    """The counter app's settings: a fresh app id (so a fresh group and changelog) on these topics,
+    its data directory in the test's own (not the working directory)."""
     return {"FAUST_TEST_BROKER": bootstrap, "FAUST_TEST_APP_ID": f"om-test-eos-{uuid.uuid4().hex[:8]}",
-            "FAUST_TEST_SOURCE": source, "FAUST_TEST_SINK": sink, **extra}
+            "FAUST_TEST_SOURCE": source, "FAUST_TEST_SINK": sink, "FAUST_TEST_DATA_DIR": str(data_dir), **extra}
 
 
 async def test_faust_table_counts_exactly_once_across_a_worker_restart(
     kafka_bootstrap: str, new_topic, tmp_path: Path
 ) -> None:
     source, sink = await new_topic(partitions=2), await new_topic(partitions=2)
-    env = _app_env(kafka_bootstrap, source, sink)
+    env = _app_env(kafka_bootstrap, source, sink, tmp_path / "data")
     with _worker(env, tmp_path / "worker-1.log"):
         await _produce(kafka_bootstrap, source, 10)
         first = await _read_counts(kafka_bootstrap, sink, 10)
@@ -57,7 +58,8 @@ async def test_a_restarted_worker_rebuilds_its_table_within_seconds_with_the_pro
     kafka_bootstrap: str, new_topic, tmp_path: Path
 ) -> None:
     source, sink = await new_topic(partitions=2), await new_topic(partitions=2)
-    env = _app_env(kafka_bootstrap, source, sink, FAUST_TEST_TABLE_MANAGER="streams.recovery:PromptTableManager")
+    env = _app_env(kafka_bootstrap, source, sink, tmp_path / "data",
+                   FAUST_TEST_TABLE_MANAGER="streams.recovery:PromptTableManager")
     with _worker(env, tmp_path / "worker-1.log"):
         await _produce(kafka_bootstrap, source, 10)
         await _read_counts(kafka_bootstrap, sink, 10)
