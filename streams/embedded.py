@@ -57,9 +57,14 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
             cache.written(rows)
             folds.rows_written(rows)
 
+        def landing(rows: Sequence[Sequence[Any]]) -> None:  # before their insert (streams/sink/writer.py)
+            cache.landing(rows)
+            folds.rows_written(rows)
+
         gate = ReadsFirst()  # one engine, one client: the reader's calls go before the sink's next one
         sink = Sink(gate.writer(client), settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
-                    replace(sink_options(settings), announce=announce, stored=folds.stored, withdraw=cache.forget))
+                    replace(sink_options(settings), announce=announce, landing=landing, stored=folds.stored,
+                            withdraw=cache.forget))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
         running["reader"] = await reads.run(start_reader(gate.reader(client), settings, config, cache, folds))

@@ -45,7 +45,7 @@ FAILURE_KINDS = frozenset({"observation-failed", "buffering-failed", "reflection
 REFUSAL_REASONS = frozenset({"busy", "token-busy", "token-rate"})
 CUT_REASONS = frozenset({"cap", "slow-head", "idle", "slow-body"})
 LABEL_NAMES = frozenset({"input", "topic", "partition", "kind", "role", "model", "outcome", "direction",
-                         "type", "stage", "field", "route", "method", "status", "reason"})
+                         "type", "stage", "field", "route", "method", "status", "reason", "phase"})
 OTHER = "other"
 
 
@@ -72,6 +72,10 @@ BATCH_SECONDS = Histogram("om_batch_seconds", "Processor batch latency: fold, se
                           buckets=SECONDS)
 BATCH_RECORDS = Histogram("om_batch_records", "Input records per processor batch",
                           buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000))
+SINK_FLUSH_SECONDS = Histogram("om_sink_flush_seconds", "Sink flush time from its start to each phase: announce "
+                               "(the embedded reader handed the rows its waits return, before any insert), "
+                               "written (every row inserted), committed (offsets committed)", ["phase"],
+                               buckets=SECONDS)
 LIFECYCLE_EVENTS = Counter("om_lifecycle_events", "Lifecycle events the processor emitted, by type", ["type"])
 JOBS_IN_FLIGHT = Gauge("om_jobs_in_flight", "Observer/Reflector jobs the LLM worker is running now", ["kind"])
 JOBS_DONE = Counter("om_jobs", "Jobs the LLM worker finished, by kind and outcome", ["kind", "outcome"])

@@ -189,7 +189,7 @@ class Reader:
                 return cached
         rows = await self._rows.load(key)
         if self._cache is not None:
-            self._cache.put(key, rows)
+            rows = self._cache.put(key, rows)  # with the rows announced and not inserted yet
         return rows
 
     def _key(self, thread_id: str, resource_id: str) -> str:

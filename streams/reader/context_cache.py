@@ -2,11 +2,14 @@
 
 Allowed only where every write to the rows is seen: the embedded worker, whose own sink is the one
 process that can write its chDB directory. That sink hands :meth:`ContextCache.written` each batch of
-rows it inserts (its shortcuts' rows just before the insert, so a read-your-writes wait returns
-without waiting for the batch's inserts, and all of them again after it): the newest version per
-key is recorded, and an entry held for the key takes the new rows (so an agent's next read after a
-batch still needs no query). A write that fails after announcing rows withdraws their keys
-(:meth:`ContextCache.forget`): their entries are dropped, and the tables are read again. An entry is
+rows it inserted, after the insert, and :meth:`ContextCache.landing` its shortcuts' rows before it
+inserts them (so a read-your-writes wait returns without waiting for the batch's inserts): the
+newest version per key is recorded, and an entry held for the key takes the new rows (so an agent's
+next read after a batch still needs no query). A row announced for a key not held waits beside the
+entries until its insert: a read that fetches the table meanwhile is served it in place of the
+older stored one, so no read after a wait's answer is older than that answer. A write that fails
+after announcing rows withdraws their keys (:meth:`ContextCache.forget`): their entries and
+announced rows are dropped, and the tables are read again. An entry is
 served only while its version is at least the newest written for its key, and a fetched entry older
 than that is not kept, so the cache never answers with a row older than one already written — and
 ``status()`` and ``context()`` read the same entry, so a context is never older than the status.
@@ -36,6 +39,7 @@ class ContextCache:
         self._capacity = capacity
         self._newest: dict[str, int] = {}  # per key ever written: one int each
         self._entries: OrderedDict[str, tuple[int, dict[str, ContextRow]]] = OrderedDict()
+        self._landing: dict[str, dict[str, Sequence[Any]]] = {}  # rows announced, not inserted yet, of keys not held
         self._lock = threading.Lock()
 
     def get(self, key: str) -> KeyRows | None:
@@ -47,39 +51,63 @@ class ContextCache:
             self._entries.move_to_end(key)
             return entry[1]
 
-    def put(self, key: str, rows: KeyRows) -> None:
-        """Keep what a query fetched, unless a newer row was written meanwhile."""
-        version = max((row.version for row in rows.values()), default=0)
+    def put(self, key: str, rows: KeyRows) -> KeyRows:
+        """What a query fetched, with the rows announced and not inserted yet in place of older ones
+        (what to serve); kept unless a newer row was written meanwhile."""
         with self._lock:
+            landing = self._landing.get(key)
+            if landing:
+                rows = dict(rows)
+                for resource, raw in landing.items():
+                    if resource not in rows or rows[resource].version < int(raw[-1]):
+                        rows[resource] = decode_context_row(raw)
+            version = max((row.version for row in rows.values()), default=0)
             if version < self._newest.get(key, 0):
-                return
+                return rows
             held = self._entries.get(key)
             if held is None or held[0] <= version:
                 self._entries[key] = (version, dict(rows))
                 self._entries.move_to_end(key)
+                self._landing.pop(key, None)  # the entry holds them now
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
+            return rows
 
     def forget(self, keys: Sequence[str]) -> None:
-        """Drop the entries of ``keys`` (rows announced for a write that then failed). Their newest
-        version stays: a row fetched older than it is served, not kept, until the next write."""
+        """Drop the entries and announced rows of ``keys`` (a write that failed after announcing).
+        Their newest version stays: a row fetched older than it is served, not kept, until the next write."""
         with self._lock:
             for key in keys:
                 self._entries.pop(key, None)
+                self._landing.pop(key, None)
+
+    def landing(self, rows: Sequence[Sequence[Any]]) -> None:
+        """The sink announces these rows before it inserts them: held entries take them, and a key
+        not held keeps them until they are inserted, so a read that fetches the table meanwhile is
+        served them (a read after a read-your-writes wait is never older than the wait's answer)."""
+        self._take(rows, landing=True)
 
     def written(self, rows: Sequence[Sequence[Any]]) -> None:
-        """The sink inserts these rows (``om_contexts`` columns): held entries take them."""
+        """The sink inserted these rows (``om_contexts`` columns): held entries take them."""
+        self._take(rows, landing=False)
+
+    def _take(self, rows: Sequence[Sequence[Any]], landing: bool) -> None:
         with self._lock:
             for raw in rows:
-                key = raw[0]
+                key, resource, version = raw[0], raw[1], int(raw[-1])
                 entry = self._entries.get(key)
-                version = int(raw[-1])
                 if entry is not None and entry[0] >= self._newest.get(key, 0):  # held and current: update it
-                    held = entry[1].get(raw[1])
-                    if held is not None and held.version == version:  # announced before its insert, now inserted
-                        continue
-                    row = decode_context_row(raw)
-                    self._entries[key] = (max(entry[0], version), {**entry[1], row.resource_id: row})
+                    held = entry[1].get(resource)
+                    if held is None or held.version < version:
+                        row = decode_context_row(raw)
+                        self._entries[key] = (max(entry[0], version), {**entry[1], resource: row})
                 elif entry is not None:
                     del self._entries[key]
+                waiting = self._landing.get(key)
+                if landing and key not in self._entries:
+                    self._landing.setdefault(key, {})[resource] = raw
+                elif waiting is not None and resource in waiting and int(waiting[resource][-1]) <= version:
+                    del waiting[resource]  # inserted: the table has it
+                    if not waiting:
+                        del self._landing[key]
                 self._newest[key] = max(version, self._newest.get(key, 0))

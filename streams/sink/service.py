@@ -33,7 +33,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
 from schemas.record import Scope
 from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, leave_for_predecessor
+from streams.metrics import SINK_FLUSH_SECONDS
 from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
@@ -79,6 +80,7 @@ class SinkOptions:
     ledger: bool = False  # the results topic into the cost ledger (om_model_calls); the services turn it on
     announce: Announce | None = None  # handed the context rows written (the embedded reader's cache)
     stored: Stored | None = None  # handed the event rows written, after those (the embedded reader's waits)
+    landing: Announce | None = None  # handed the shortcuts' context rows before their insert (the embedded reader's)
     withdraw: Withdraw | None = None  # handed the keys of rows announced before a failed write (the reader's cache)
     scope: Scope = "thread"  # the OM config's: a message is stored only under its lookup key in it
     daily_token_budget: int | None = None  # the OM config's: per resource and UTC day (streams/sink/budget.py)
@@ -252,6 +254,10 @@ class Sink:
             return error
 
     async def _flush(self, batch: list[tuple[ConsumerRecord, Rows | Exception]]) -> None:
+        """Write ``batch``, then commit it; ``om_sink_flush_seconds`` times each phase from the start
+        (the time to the announce is what a read-your-writes wait waits for, the rest what the next
+        batch queues behind)."""
+        started = time.monotonic()
         converted: list[tuple[ConsumerRecord, Rows]] = []
         for record, outcome in batch:
             if isinstance(outcome, Rows):
@@ -260,7 +266,8 @@ class Sink:
                 self.stats.not_materialised += 1
             else:
                 await self._dead_letter(record, outcome, "decode" if _unparsable(outcome) else "validate")
-        await self._write(converted)
+        await self._write(converted, started)
+        SINK_FLUSH_SECONDS.labels(phase="written").observe(time.monotonic() - started)
         if self._budget is not None:
             resources = ledger_resources(row for record, rows in converted if record.topic == self.topics.results
                                          for row in rows.rows.get("om_model_calls", ()))
@@ -269,15 +276,16 @@ class Sink:
         if self.options.indexer is not None:
             await self._index([r for r, _ in batch if r.topic == self.topics.records])
         await self._commit([r for r, _ in batch])
+        SINK_FLUSH_SECONDS.labels(phase="committed").observe(time.monotonic() - started)
         self.stats.batches += 1
 
-    async def _write(self, converted: list[tuple[ConsumerRecord, Rows]]) -> None:
+    async def _write(self, converted: list[tuple[ConsumerRecord, Rows]], started: float) -> None:
         delay = self.options.retry_initial_s
         while True:
             try:
                 self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted],
                                                           self.options.announce, self.options.stored, self.rows_cache,
-                                                          self.options.withdraw)
+                                                          self.options.withdraw, _timed(self.options.landing, started))
                 return
             except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
                 if await self._clickhouse_healthy() and len(converted) > 0:
@@ -320,7 +328,8 @@ class Sink:
         for record, rows in converted:
             try:
                 self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows], self.options.announce,
-                                                           self.options.stored, self.rows_cache, self.options.withdraw)
+                                                           self.options.stored, self.rows_cache, self.options.withdraw,
+                                                           self.options.landing)
             except Exception as error:  # noqa: BLE001 - decided by the health probe below
                 if not await self._clickhouse_healthy():
                     raise
@@ -398,6 +407,20 @@ def _report_failure(on_failure: Callable[[BaseException], None] | None, task: as
     log.critical("sink.crashed", extra={"error": error_name(error)})
     if on_failure is not None:
         on_failure(error)
+
+
+def _timed(announce: Announce | None, started: float) -> Announce | None:
+    """``announce`` (the landing rows'), noting in ``om_sink_flush_seconds`` when a flush first calls it."""
+    if announce is None:
+        return None
+    first = [True]
+
+    def timed(rows: Sequence[Sequence[Any]]) -> None:
+        if first:
+            first.clear()
+            SINK_FLUSH_SECONDS.labels(phase="announce").observe(time.monotonic() - started)
+        announce(rows)
+    return timed
 
 
 def _snapshot(value: bytes | None) -> RecordSnapshot | None:

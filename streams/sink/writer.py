@@ -20,7 +20,7 @@ reads, go last, after the events. The events are handed to ``stored`` (the embed
 own insert: what a wait returns is the row.
 
 The rows the shortcuts write (a key's stored row brought forward by the batch) read nothing the
-batch inserts, so they are computed first and handed to ``announce`` and their events to
+batch inserts, so they are computed first and handed to ``landing`` and their events to
 ``stored`` before any insert: in the embedded worker a read-your-writes wait returns them while
 the batch is still being written, its inserts no longer on the wait's path. They are inserted with
 the others, in the order above; a write that fails after announcing them hands their keys to
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from clickhouse_connect.driver.client import Client
 
@@ -62,15 +63,18 @@ _DELETE_BY_KEY = (
 
 
 def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None,
-                stored: Stored | None = None, cache: RowCache | None = None, withdraw: Withdraw | None = None) -> int:
+                stored: Stored | None = None, cache: RowCache | None = None, withdraw: Withdraw | None = None,
+                landing: Announce | None = None) -> int:
     """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted.
-    ``announce`` is handed the context rows (the embedded reader's cache), ``stored`` the event
-    rows (its waits), and ``withdraw`` the lookup keys of rows announced before a write that then
-    failed; ``cache`` is the sink's memory of its context rows, forgotten when a write fails (what
-    landed is not known) and for a deleted key."""
+    ``announce`` is handed the context rows inserted (the embedded reader's cache), ``landing`` the
+    shortcuts' rows before they are, ``stored`` the event rows (its waits), and ``withdraw`` the
+    lookup keys of rows handed to ``landing`` before a write that then failed; ``cache`` is the
+    sink's memory of its context rows, forgotten when a write fails (what landed is not known) and
+    for a deleted key."""
     early: list[str] = []
     try:
-        return _write(client, batch, announce, stored, cache.pinned() if cache is not None else None, early)
+        return _write(client, batch, _Announcers(announce, landing), stored,
+                      cache.pinned() if cache is not None else None, early)
     except BaseException:
         if cache is not None:
             cache.forget()
@@ -79,7 +83,12 @@ def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None
         raise
 
 
-def _write(client: Client, batch: Sequence[Rows], announce: Announce | None, stored: Stored | None,
+class _Announcers(NamedTuple):
+    inserted: Announce | None
+    landing: Announce | None
+
+
+def _write(client: Client, batch: Sequence[Rows], announce: _Announcers, stored: Stored | None,
            cache: Pinned | None, early: list[str]) -> int:
     pending: dict[str, list[list]] = {}
     deleted: set[tuple[str, str]] = set()
@@ -98,7 +107,7 @@ def _write(client: Client, batch: Sequence[Rows], announce: Announce | None, sto
 
 
 def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]],
-            announce: Announce | None, stored: Stored | None, cache: Pinned | None, early: list[str]) -> int:
+            announce: _Announcers, stored: Stored | None, cache: Pinned | None, early: list[str]) -> int:
     """The shortcuts' context rows, announced before anything is inserted (their keys noted in
     ``early``); the rows in table order; the other touched keys' context rows recomputed; all the
     context rows inserted; then the events and the cost ledger's rows (which no context row reads)."""
@@ -109,9 +118,9 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
     forward -= deleted
     rows, full = brought_forward(client, sorted(status_only), sorted(forward), events, pending, cache)
     shown = {(row[1], row[0]) for row in rows}  # (resource, lookup key)
-    if rows and announce is not None:  # a wait they end returns these rows; they are inserted below
+    if rows and announce.landing is not None:  # a wait they end returns these rows; they are inserted below
         early.extend(key for _, key in shown)
-        announce(rows)
+        announce.landing(rows)
         if stored is not None:
             stored([event for event in events if (event[0], event[1]) in shown])
     for table in TABLE_ORDER:
@@ -120,10 +129,10 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             insert(client, table, table_rows, COLUMNS[table])
             count += len(table_rows)
     full = [*full, *((keys | deleted) - status_only - forward)]
-    insert_context_rows(client, rows + recomputed_rows(client, full, events, pending, cache), announce, cache)
+    insert_context_rows(client, rows + recomputed_rows(client, full, events, pending, cache), announce.inserted, cache)
     if events:
         if stored is not None:  # the rows written show these events: a wait may end before their insert
-            stored([event for event in events if announce is None or (event[0], event[1]) not in shown])
+            stored([event for event in events if announce.landing is None or (event[0], event[1]) not in shown])
         insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
     calls = pending.get("om_model_calls")

@@ -50,7 +50,7 @@ def test_a_turns_row_is_announced_before_the_batch_is_inserted_and_is_the_row_th
     early = 0
     for n in range(12):
         calls.clear()
-        write_batch(client, _turn(conversation, n, n + 1), announce=announce, stored=stored, cache=rows_cache)
+        write_batch(client, _turn(conversation, n, n + 1), landing=announce, stored=stored, cache=rows_cache)
         first = calls[0]
         assert first[0] == "rows", "rows come before their events"
         early += f"m{n}" not in first[2]
@@ -92,14 +92,14 @@ def test_a_write_that_fails_after_announcing_withdraws_its_keys(clickhouse_dsn) 
 
     def announce(rows):
         announced.extend(rows)
-        cache.written(rows)
+        cache.landing(rows)
 
     def withdraw(keys):
         withdrawn.extend(keys)
         cache.forget(keys)
 
     with pytest.raises(RuntimeError):
-        write_batch(Refusing(), _turn(conversation, 1, 2), announce=announce, cache=rows_cache, withdraw=withdraw)
+        write_batch(Refusing(), _turn(conversation, 1, 2), landing=announce, cache=rows_cache, withdraw=withdraw)
     assert announced and withdrawn == ["thread:t"], "the row was announced, then withdrawn"
     assert cache.get("thread:t") is None, "the reader's cache no longer serves the row that was never stored"
     assert "m1" not in _stored_messages(client)
@@ -136,7 +136,8 @@ def test_a_late_message_observed_in_its_own_batch_is_recomputed_not_appended(cli
 
 async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being_inserted(clickhouse_dsn) -> None:
     """The embedded wiring (a cache and the sink's wake-ups), a first turn whose key the cache does
-    not hold: the wait returns the handed row, with the message, while the batch's insert is held."""
+    not hold: the wait returns the handed row, with the message, while the batch's insert is held;
+    and a read after it, which finds the table behind, is served the announced row."""
     import asyncio
     import threading
 
@@ -172,15 +173,22 @@ async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being
         cache.written(rows)
         folds.rows_written(rows)
 
+    def landing(rows) -> None:
+        cache.landing(rows)
+        folds.rows_written(rows)
+
     batch = _turn(conversation, 1, 2)
     waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id="m1", timeout=30))
     await asyncio.sleep(0.05)  # parked (the test holds either way)
     writing = asyncio.create_task(asyncio.to_thread(write_batch, Holding(), batch, announce=announce,
-                                                    stored=folds.stored, cache=rows_cache))
+                                                    landing=landing, stored=folds.stored, cache=rows_cache))
     try:
         waited = await asyncio.wait_for(waiting, 10)
         assert waited.messages[-1].id == "m1"
         assert reached.is_set() and "m1" not in _stored_messages(client), "returned while the insert was held"
+        assert (await reader.context("t", "r")).messages[-1].id == "m1", \
+            "a read after the wait is not older than its answer, though the table is"
+        assert (await reader.status("t", "r")).applied_through.message_id == "m1"
     finally:
         released.set()
         await writing

@@ -83,6 +83,9 @@ async def test_both_metrics_pages_move_with_a_cycle_and_name_no_id(worker: Worke
     assert total(after, "om_records_folded_total", input="messages") - \
         total(before, "om_records_folded_total", input="messages") >= len(messages)
     assert total(after, "om_batch_seconds_count") > total(before, "om_batch_seconds_count")
+    for phase in ("announce", "written", "committed"):  # the embedded sink announces the turns' rows
+        assert total(after, "om_sink_flush_seconds_count", phase=phase) > total(before, "om_sink_flush_seconds_count",
+                                                                               phase=phase), phase
     model = "om-deterministic/observer"
     assert total(after, "om_llm_calls_total", role="observer", model=model, outcome="ok") >= 1
     assert total(after, "om_llm_tokens_total", role="observer", model=model, direction="input") > 0

@@ -62,3 +62,24 @@ def test_the_least_recently_read_key_goes_first() -> None:
     assert cache.get("thread:a") == {}
     cache.put("thread:c", {})
     assert cache.get("thread:b") is None and cache.get("thread:a") == {} and cache.get("thread:c") == {}
+
+
+def test_a_row_announced_before_its_insert_is_served_to_a_fetch_that_finds_the_table_behind() -> None:
+    cache = ContextCache()
+    cache.landing([raw(7, observations="new")])  # not held: it waits beside the entries
+    served = cache.put("thread:t", rows(raw(5, observations="old"), raw(3, resource="other")))
+    assert served["r"].version == 7 and served["other"].version == 3, "the table's other rows stay"
+    assert cache.get("thread:t")["r"].head.active_observations == "new", "and the merged rows are kept"
+
+
+def test_an_announced_row_leaves_once_inserted_and_with_its_write_withdrawn() -> None:
+    cache = ContextCache()
+    cache.landing([raw(7)])
+    cache.landing([raw(8, resource="other")])
+    cache.written([raw(7)])  # inserted: the table has it now, and the cache no longer keeps it aside
+    assert cache._landing == {"thread:t": {"other": raw(8, resource="other")}}, "only what is still to be inserted"
+    withdrawn = ContextCache()
+    withdrawn.landing([raw(9)])
+    withdrawn.forget(["thread:t"])  # the write failed: the tables decide again
+    served = withdrawn.put("thread:t", rows(raw(5)))
+    assert served["r"].version == 5 and withdrawn.get("thread:t") is None, "served, not kept: 9 was announced"
