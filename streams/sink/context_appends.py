@@ -42,7 +42,8 @@ import orjson
 from clickhouse_connect.driver.client import Client
 
 from streams.reader.queries import ResourceKey, head_fields
-from streams.sink.rows import MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS, WORKING_MEMORY_COLUMNS
+from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS,
+                               WORKING_MEMORY_COLUMNS)
 
 _RESOURCE, _THREAD, _ID, _KEY, _ROLE, _CREATED, _PARTS, _MODEL, _METADATA, _MESSAGE_RESOURCE, _VERSION, _REFUSED = (
     MESSAGE_COLUMNS.index(c) for c in MESSAGE_COLUMNS)

@@ -36,7 +36,8 @@ from typing import NamedTuple
 from clickhouse_connect.driver.client import Client
 
 from schemas.deltas import KeyDeleted
-from streams.sink.contexts import Announce, Stored, Withdraw, brought_forward, insert_context_rows, recomputed_rows, touched
+from streams.sink.contexts import (Announce, Stored, Withdraw, brought_forward, insert_context_rows, recomputed_rows,
+                                   touched)
 from streams.sink.inserts import insert
 from streams.sink.row_cache import Pinned, RowCache
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
@@ -129,7 +130,8 @@ def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             insert(client, table, table_rows, COLUMNS[table])
             count += len(table_rows)
     full = [*full, *((keys | deleted) - status_only - forward)]
-    insert_context_rows(client, rows + recomputed_rows(client, full, events, pending, cache), announce.inserted, cache)
+    insert_context_rows(client, rows + recomputed_rows(client, full, events, pending, cache), announce.inserted,
+                        cache)
     if events:
         if stored is not None:  # the rows written show these events: a wait may end before their insert
             stored([event for event in events if announce.landing is None or (event[0], event[1]) not in shown])
