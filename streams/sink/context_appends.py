@@ -111,8 +111,15 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
     for row in pending.get("om_records", ()):
         if (head := heads.get((row[0], row[1]))) is not None:
             head.offer(row)
+    windows: dict[ResourceKey, dict[str, list[dict[str, Any]]]] = {}  # parsed once, only where changed
+
+    def parsed(key: ResourceKey) -> dict[str, list[dict[str, Any]]]:
+        if key not in windows:
+            windows[key] = orjson.loads(stored[key][_WINDOWS])
+        return windows[key]
+
     shown = {(key[1], message["id"]) for key, head in heads.items() if head.moved
-             for window in orjson.loads(stored[key][_WINDOWS]).values() for message in window}
+             for window in parsed(key).values() for message in window}
     shown |= {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] >= OBSERVED_VERSION}
     doubtful, observed = _doubts(client, keys, newest, batch_versions, shown, pending.get("om_message_observations", ()))
     by_key: dict[ResourceKey, tuple[list[Sequence[Any]], list[Sequence[Any]]]] = {}
@@ -126,13 +133,16 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
     for key in keys:
         if key in doubtful:
             continue
-        brought = _append(stored[key], *by_key.get(key, ([], [])))
-        if brought is None:
+        messages, hidden = by_key.get(key, ([], []))
+        head = heads[key]
+        brought = list(stored[key])
+        if (messages or hidden) and not _append(brought, parsed(key), messages, hidden):
             full.append(key)
             continue
-        head = heads[key]
         if head.moved:
-            _move_head(brought, key, head, observed, pending.get("om_working_memory", ()))
+            _move_head(brought, parsed(key), key, head, observed, pending.get("om_working_memory", ()))
+        if key in windows:
+            brought[_WINDOWS] = orjson.dumps({t: w for t, w in sorted(windows[key].items()) if w}).decode()
         rows.append(brought)
     return rows, sorted(full)
 
@@ -182,50 +192,45 @@ def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str,
     return doubtful, observed
 
 
-def _append(stored: list[Any], messages: list[Sequence[Any]], hidden: list[Sequence[Any]]) -> list[Any] | None:
-    """The stored row with ``messages`` in its windows and thread lists, and ``hidden`` ones (observed
-    at the new head) in its thread lists only; or None if the order of a new message among the
-    window's is not certain (a shared time). Linear in window and batch."""
-    if not messages and not hidden:
-        return list(stored)
-    windows: dict[str, list[dict[str, Any]]] = orjson.loads(stored[_WINDOWS])
-    threads, speaking = set(stored[_MESSAGE_THREADS]), set(stored[_SPEAKING])
-    gone = {(row[_THREAD], row[_ID]) for row in hidden}
-    for row in hidden:
-        threads.add(row[_THREAD])
-        if row[_ROLE] != "system":
-            speaking.add(row[_THREAD])
-        windows[row[_THREAD]] = [m for m in windows.get(row[_THREAD], []) if (row[_THREAD], m["id"]) not in gone]
-    new_ids = {(row[_THREAD], row[_ID]) for row in messages}
+def _append(row: list[Any], windows: dict[str, list[dict[str, Any]]], messages: list[Sequence[Any]],
+            hidden: list[Sequence[Any]]) -> bool:
+    """``messages`` into ``windows`` and ``row``'s thread lists, ``hidden`` ones (observed at the new
+    head) into its thread lists only (both changed in place); False if the order of a new message
+    among the window's is not certain (a shared time). Linear in window and batch."""
+    threads, speaking = set(row[_MESSAGE_THREADS]), set(row[_SPEAKING])
+    gone = {(m[_THREAD], m[_ID]) for m in hidden}
+    for m in hidden:
+        threads.add(m[_THREAD])
+        if m[_ROLE] != "system":
+            speaking.add(m[_THREAD])
+        windows[m[_THREAD]] = [w for w in windows.get(m[_THREAD], []) if (m[_THREAD], w["id"]) not in gone]
+    new_ids = {(m[_THREAD], m[_ID]) for m in messages}
     by_thread: dict[str, list[Sequence[Any]]] = {}
-    for row in messages:
-        threads.add(row[_THREAD])
-        if row[_ROLE] != "system":
-            by_thread.setdefault(row[_THREAD], []).append(row)
+    for m in messages:
+        threads.add(m[_THREAD])
+        if m[_ROLE] != "system":
+            by_thread.setdefault(m[_THREAD], []).append(m)
     for thread, rows in by_thread.items():
         speaking.add(thread)
-        kept = [m for m in windows.get(thread, []) if (thread, m["id"]) not in new_ids]  # a redelivered one: re-added
-        times = {m["created_at"] for m in kept}
-        if any(row[_CREATED] in times for row in rows):
-            return None
-        added = [_message_fields(row) for row in sorted(rows, key=lambda r: (r[_CREATED], r[_VERSION]))]
-        windows[thread] = sorted(kept + added, key=lambda m: m["created_at"])  # stable: equal-time new ones by version
-    updated = list(stored)
-    updated[_WINDOWS] = orjson.dumps({thread: windows[thread] for thread in sorted(windows) if windows[thread]}).decode()
-    updated[_MESSAGE_THREADS], updated[_SPEAKING] = sorted(threads), sorted(speaking)
-    return updated
+        kept = [w for w in windows.get(thread, []) if (thread, w["id"]) not in new_ids]  # a redelivered one: re-added
+        times = {w["created_at"] for w in kept}
+        if any(m[_CREATED] in times for m in rows):
+            return False
+        added = [_message_fields(m) for m in sorted(rows, key=lambda r: (r[_CREATED], r[_VERSION]))]
+        windows[thread] = sorted(kept + added, key=lambda w: w["created_at"])  # stable: equal-time new ones by version
+    row[_MESSAGE_THREADS], row[_SPEAKING] = sorted(threads), sorted(speaking)
+    return True
 
 
-def _move_head(row: list[Any], key: ResourceKey, head: _Head, observed: Mapping[tuple[str, str], int],
-               memories: Sequence[Sequence[Any]]) -> None:
-    """``row`` at ``head``'s new version: its head column, the window without what is observed at
-    or below it, and the newest working memory block the move brings in."""
+def _move_head(row: list[Any], windows: dict[str, list[dict[str, Any]]], key: ResourceKey, head: _Head,
+               observed: Mapping[tuple[str, str], int], memories: Sequence[Sequence[Any]]) -> None:
+    """``row`` and its ``windows`` at ``head``'s new version (changed in place): its head column, the
+    windows without what is observed at or below it, and the newest working memory block the move
+    brings in."""
     version, before = head.after[1], head.before[1]
     row[_HEAD] = head.column
-    windows: dict[str, list[dict[str, Any]]] = orjson.loads(row[_WINDOWS])
-    kept = {thread: [m for m in window if observed.get((key[1], m["id"]), version + 1) > version]
-            for thread, window in windows.items()}
-    row[_WINDOWS] = orjson.dumps({thread: window for thread, window in kept.items() if window}).decode()
+    for thread, window in windows.items():
+        windows[thread] = [m for m in window if observed.get((key[1], m["id"]), version + 1) > version]
     blocks = [m for m in memories if (m[0], m[1]) == key and m[_WM_KEY_VERSION] > before]  # each with its snapshot
     if blocks:
         row[_WORKING_MEMORY] = max(blocks, key=lambda m: (m[_WM_VERSION], m[_WM_KEY_VERSION]))[_WM_CONTENT]
