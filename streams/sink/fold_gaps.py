@@ -5,7 +5,7 @@ status (:mod:`streams.reader.fold_watch`). The sink's batch of a turn holds the 
 topic) and, a few ms later, the fold's status (events topic); once every chat message of the batch
 has its status, nothing later can make that batch's context rows more complete for a waiting
 agent, so the batch closes at once instead of lingering for more records
-(:meth:`streams.sink.service.Sink._collect`). Pure: fed the rows each record converts to.
+(:func:`streams.sink.batches.collect`). Pure: fed the rows each record converts to.
 
 Rules: a message counts by (lookup key, message id) from the messages topic; a fold is a ``status``
 event naming it (``applied_message_id``), in either order. A message whose fold never names it (a

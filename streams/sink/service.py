@@ -56,7 +56,7 @@ from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.contexts import Announce, Stored, Withdraw
-from streams.sink.fold_gaps import FoldGaps
+from streams.sink.batches import Converted, collect
 from streams.sink.row_cache import RowCache
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
 from streams.sink.writer import write_batch
@@ -71,7 +71,7 @@ class SinkOptions:
     group_id: str = "om-sink"
     max_batch: int = 5000
     max_wait_ms: int = 200
-    linger_ms: int = 10  # a batch closes once no record came for this long (streams/sink/service.py _collect)
+    linger_ms: int = 10  # a batch closes once no record came for this long (streams/sink/batches.py)
     retry_initial_s: float = 0.2
     retry_max_s: float = 10.0
     consumer: dict[str, Any] = field(default_factory=dict)
@@ -204,48 +204,11 @@ class Sink:
             if batch:
                 await self._flush(batch)
 
-    async def _collect(self) -> list[tuple[ConsumerRecord, Rows | Exception]]:
-        """Up to ``max_batch`` records, each converted to its rows (or the error that refuses it):
-        waiting at most ``max_wait_ms`` for the first; while the batch holds only chat messages, up
-        to ``max_wait_ms`` after them for more (the processor's records of those messages, which
-        follow within tens of ms); then taking what keeps arriving within ``linger_ms``, unless
-        every chat message in the batch already has its fold's status (:mod:`streams.sink.fold_gaps`).
-
-        A batch closes as soon as the records stop coming, so a quiet pipeline's records reach the
-        tables one flush after they are committed, not ``max_wait_ms`` later; under load the
-        records that arrive while a batch is written make the next one large by themselves. A
-        lone message is not written alone: its row goes in with its fold's status and records, one
-        flush (one context row written, and the status never queued behind the message's own
-        flush, which used to hold up a read-your-writes wait); and once its status is there the
-        flush starts without the linger, which an agent waiting on it would pay."""
-        consumer = self._require_consumer()
+    async def _collect(self) -> list[Converted]:
+        """The next batch, each record converted (:func:`streams.sink.batches.collect`)."""
         opts = self.options
-        records: list[tuple[ConsumerRecord, Rows | Exception]] = []
-        folded = False  # a record of the processor's (events, records, results) is in the batch
-        gaps = FoldGaps()
-        deadline = time.monotonic() + opts.max_wait_ms / 1000
-        while len(records) < opts.max_batch and not self._stopping.is_set() and not gaps.closed:
-            remaining_ms = int((deadline - time.monotonic()) * 1000)
-            if remaining_ms <= 0:
-                break
-            lingering = bool(records) and folded
-            wait_ms = min(remaining_ms, opts.linger_ms) if lingering else remaining_ms
-            got = await consumer.getmany(timeout_ms=wait_ms, max_records=opts.max_batch - len(records))
-            if lingering and not got:
-                break
-            if got and not records:  # the messages' folds get a whole max_wait, however late they came
-                deadline = time.monotonic() + opts.max_wait_ms / 1000
-            for partition_records in got.values():
-                for record in partition_records:
-                    converted = self._convert(record)
-                    records.append((record, converted))
-                    if isinstance(converted, Rows):
-                        if record.topic == self.topics.messages:
-                            gaps.message(converted)
-                        elif record.topic == self.topics.events:
-                            gaps.event(converted)
-                folded = folded or any(r.topic != self.topics.messages for r in partition_records)
-        return records
+        return await collect(self._require_consumer(), self._convert, self.topics, self._stopping,
+                             max_batch=opts.max_batch, max_wait_ms=opts.max_wait_ms, linger_ms=opts.linger_ms)
 
     def _convert(self, record: ConsumerRecord) -> Rows | Exception:
         try:
@@ -253,7 +216,7 @@ class Sink:
         except (NotMaterialised, SchemaError, ValueError, TypeError) as error:
             return error
 
-    async def _flush(self, batch: list[tuple[ConsumerRecord, Rows | Exception]]) -> None:
+    async def _flush(self, batch: list[Converted]) -> None:
         """Write ``batch``, then commit it; ``om_sink_flush_seconds`` times each phase from the start
         (the time to the announce is what a read-your-writes wait waits for, the rest what the next
         batch queues behind)."""

@@ -1,4 +1,4 @@
-"""How the sink closes a batch (streams/sink/service.py ``_collect``): as soon as records stop coming
+"""How the sink closes a batch (streams/sink/batches.py, through ``Sink._collect``): as soon as records stop coming
 (``linger_ms``), at ``max_batch``, or ``max_wait_ms`` after its first poll — never by waiting out
 ``max_wait_ms`` while the pipeline is quiet, which once put 200 ms into every read-your-writes wait.
 A batch of chat messages alone waits (up to ``max_wait_ms``) for the processor's records of them, so

@@ -1,0 +1,63 @@
+"""How the sink closes a batch: each record converted as it comes, the batch closed when the
+records stop coming, when it is full, or when every chat message in it has its fold.
+
+A batch is up to ``max_batch`` records, each converted to its rows (or the error that refuses it):
+waiting at most ``max_wait_ms`` for the first; while the batch holds only chat messages, up
+to ``max_wait_ms`` after them for more (the processor's records of those messages, which
+follow within tens of ms); then taking what keeps arriving within ``linger_ms``, unless
+every chat message in the batch already has its fold's status (:mod:`streams.sink.fold_gaps`).
+
+A batch closes as soon as the records stop coming, so a quiet pipeline's records reach the
+tables one flush after they are committed, not ``max_wait_ms`` later; under load the
+records that arrive while a batch is written make the next one large by themselves. A
+lone message is not written alone: its row goes in with its fold's status and records, one
+flush (one context row written, and the status never queued behind the message's own
+flush, which used to hold up a read-your-writes wait); and once its status is there the
+flush starts without the linger, which an agent waiting on it would pay."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiokafka.structs import ConsumerRecord
+
+from streams.sink.fold_gaps import FoldGaps
+from streams.sink.rows import Rows
+from streams.topics import Topics
+
+Converted = tuple[ConsumerRecord, "Rows | Exception"]
+"""A record and its rows, or the error that refuses it."""
+
+
+async def collect(consumer: Any, convert: Callable[[ConsumerRecord], Rows | Exception], topics: Topics,
+                  stopping: asyncio.Event, *, max_batch: int, max_wait_ms: int, linger_ms: int) -> list[Converted]:
+    """The next batch from ``consumer`` (its ``getmany``), each record through ``convert``."""
+    records: list[Converted] = []
+    folded = False  # a record of the processor's (events, records, results) is in the batch
+    gaps = FoldGaps()
+    deadline = time.monotonic() + max_wait_ms / 1000
+    while len(records) < max_batch and not stopping.is_set() and not gaps.closed:
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        if remaining_ms <= 0:
+            break
+        lingering = bool(records) and folded
+        wait_ms = min(remaining_ms, linger_ms) if lingering else remaining_ms
+        got = await consumer.getmany(timeout_ms=wait_ms, max_records=max_batch - len(records))
+        if lingering and not got:
+            break
+        if got and not records:  # the messages' folds get a whole max_wait, however late they came
+            deadline = time.monotonic() + max_wait_ms / 1000
+        for partition_records in got.values():
+            for record in partition_records:
+                converted = convert(record)
+                records.append((record, converted))
+                if isinstance(converted, Rows):
+                    if record.topic == topics.messages:
+                        gaps.message(converted)
+                    elif record.topic == topics.events:
+                        gaps.event(converted)
+            folded = folded or any(r.topic != topics.messages for r in partition_records)
+    return records
