@@ -91,10 +91,12 @@ class _Head:
 
 
 def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Sequence[Any]]],
-                  stored_rows: StoredRows) -> tuple[list[list[Any]], list[ResourceKey]]:
+                  stored_rows: StoredRows, behind: Mapping[str, Sequence[Sequence[Any]]] | None = None
+                  ) -> tuple[list[list[Any]], list[ResourceKey]]:
     """The rows of ``keys`` brought forward by the batch's rows (``pending``, by table), without a
     new version or status yet; and the keys that need a full recompute instead. ``stored_rows``
-    gives the keys' stored rows (streams.sink.contexts: remembered, else one query)."""
+    gives the keys' stored rows (streams.sink.contexts: remembered, else one query); ``behind``
+    has the rows of a batch still being inserted, counted as if they were stored."""
     if not keys:
         return [], []
     wanted = set(keys)
@@ -121,7 +123,8 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
     shown = {(key[1], message["id"]) for key, head in heads.items() if head.moved
              for window in parsed(key).values() for message in window}
     shown |= {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] >= OBSERVED_VERSION}
-    doubtful, observed = _doubts(client, keys, newest, batch_versions, shown, pending.get("om_message_observations", ()))
+    doubtful, observed = _doubts(client, keys, newest, batch_versions, shown, pending.get("om_message_observations", ()),
+                                 behind or {})
     by_key: dict[ResourceKey, tuple[list[Sequence[Any]], list[Sequence[Any]]]] = {}
     for row in newest.values():
         key = (row[_RESOURCE], row[_KEY])
@@ -154,10 +157,12 @@ def _empty_row(key: ResourceKey) -> list[Any]:
 
 def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str, str, str], Sequence[Any]],
             batch_versions: dict[tuple[str, str, str], set[int]], shown: set[tuple[str, str]],
-            observations: Sequence[Sequence[Any]]) -> tuple[set[ResourceKey], dict[tuple[str, str], int]]:
+            observations: Sequence[Sequence[Any]], behind: Mapping[str, Sequence[Sequence[Any]]]
+            ) -> tuple[set[ResourceKey], dict[tuple[str, str], int]]:
     """The keys whose messages are not plainly new, or that have a deletion cut; and the newest
     observation version of each ``shown`` (lookup key, message id); the batch's own rows
-    (``observations``) counted whether or not they are inserted yet.
+    (``observations``) counted whether or not they are inserted yet, and so are the rows of the
+    batch before it still being inserted (``behind``: the query may see some of them, all or none).
     A message is plainly new when no other version of it is stored and no observation row names
     it; an observed copy (the processor's, at ``OBSERVED_VERSION`` and up), when no stored version
     outranks it. One query."""
@@ -165,30 +170,37 @@ def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str,
     new = {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] < OBSERVED_VERSION}
     found = client.query(_DOUBTS, parameters={
         "messages": list(newest), "observed": sorted(new | shown), "keys": sorted(keys)}).result_rows
-    observed: dict[tuple[str, str], int] = {}
-    for row in observations:  # the batch's own, which may not be inserted yet
-        pair = (row[_OBSERVED_KEY], row[_OBSERVED_ID])
-        if pair in shown:
-            observed[pair] = max(row[_OBSERVED_VERSION], observed.get(pair, 0))
-        if pair in new:
-            doubtful.update((m[_RESOURCE], m[_KEY]) for m in newest.values() if (m[_KEY], m[_ID]) == pair)
-    for tag, resource, second, third, versions in found:
+    versions: dict[tuple[str, str, str], set[int]] = {}  # stored versions of the batch's messages
+    named: dict[tuple[str, str], set[int]] = {}  # observation versions naming (lookup key, message id)
+    for tag, resource, second, third, found_versions in found:
         if tag == "versions":
-            row = newest[resource, second, third]
-            if row[_VERSION] >= OBSERVED_VERSION:
-                outranked = max(versions) > row[_VERSION]
-            else:
-                outranked = not set(versions) <= batch_versions[resource, second, third]
-            if outranked:
-                doubtful.add((row[_RESOURCE], row[_KEY]))
+            versions.setdefault((resource, second, third), set()).update(found_versions)
         elif tag == "observed":
-            if (second, third) in new:
-                doubtful.update((row[_RESOURCE], row[_KEY]) for row in newest.values()
-                                if row[_KEY] == second and row[_ID] == third)
-            if (second, third) in shown:
-                observed[second, third] = max(*versions, observed.get((second, third), 0))
+            named.setdefault((second, third), set()).update(found_versions)
         elif tag == "deleted":
             doubtful.add((resource, second))
+    for row in behind.get("om_messages", ()):
+        ident = (row[_RESOURCE], row[_THREAD], row[_ID])
+        if ident in newest:
+            versions.setdefault(ident, set()).add(row[_VERSION])
+    for row in (*behind.get("om_message_observations", ()), *observations):
+        pair = (row[_OBSERVED_KEY], row[_OBSERVED_ID])
+        if pair in new or pair in shown:
+            named.setdefault(pair, set()).add(row[_OBSERVED_VERSION])
+    for ident, stored in versions.items():
+        row = newest[ident]
+        if row[_VERSION] >= OBSERVED_VERSION:
+            outranked = max(stored) > row[_VERSION]
+        else:
+            outranked = not stored <= batch_versions[ident]
+        if outranked:
+            doubtful.add((row[_RESOURCE], row[_KEY]))
+    observed: dict[tuple[str, str], int] = {}
+    for pair, found_versions in named.items():
+        if pair in new:
+            doubtful.update((row[_RESOURCE], row[_KEY]) for row in newest.values() if (row[_KEY], row[_ID]) == pair)
+        if pair in shown:
+            observed[pair] = max(found_versions)
     return doubtful, observed
 
 

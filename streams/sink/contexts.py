@@ -176,14 +176,16 @@ def write_context_rows(client: Client, keys: Sequence[ResourceKey], events: Sequ
 
 def brought_forward(client: Client, status_only: Sequence[ResourceKey], forward: Sequence[ResourceKey],
                     events: Sequence[Sequence[Any]], pending: Mapping[str, Sequence[Sequence[Any]]],
-                    cache: Pinned | None) -> tuple[list[list[Any]], list[ResourceKey]]:
+                    cache: Pinned | None, behind: Mapping[str, Sequence[Sequence[Any]]] | None = None
+                    ) -> tuple[list[list[Any]], list[ResourceKey]]:
     """The shortcuts' rows, and the keys they leave to :func:`recomputed_rows`: of ``status_only``
     (keys only ``events`` touch: their stored row with the newest status) and of ``forward`` (keys
     only the batch's messages, snapshots and events touch: their stored row brought forward by
     ``pending``, the batch's rows by table, when that is certain to equal a recompute). The stored
     rows come from ``cache`` when it holds them (streams/sink/row_cache.py), else from one query (a
     key a snapshot touched needs its remembered row). Neither reads the batch's own rows from the
-    tables, so this may run before they are inserted."""
+    tables, so this may run before they are inserted; and ``behind`` has the rows of the batch
+    before, which may still be being inserted (its rows of these keys are in ``cache``)."""
     rows: list[list[Any]] = []
     full: list[ResourceKey] = []
     stored_rows = _stored_rows(client, cache)
@@ -194,7 +196,7 @@ def brought_forward(client: Client, status_only: Sequence[ResourceKey], forward:
     forward, unknown = _remembered_if_snapshot(forward, pending, cache, stored_rows)
     full += unknown
     for start in range(0, len(forward), MAX_KEYS):
-        extended, doubtful = appended_rows(client, forward[start:start + MAX_KEYS], pending, stored_rows)
+        extended, doubtful = appended_rows(client, forward[start:start + MAX_KEYS], pending, stored_rows, behind)
         rows += _restamped(extended, events)
         full += doubtful
     return rows, full

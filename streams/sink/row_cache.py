@@ -7,13 +7,19 @@ every flush of a live conversation. The row this process inserted last for a key
 row, as long as no other process wrote one since; and only then is it known to include every row of
 the key but the batch's, which a snapshot's shortcut needs. Rules this file keeps:
 
-* **Only rows this sink inserted**, recorded after ClickHouse accepted them (:meth:`RowCache.inserted`).
+* **Only rows this sink writes.** A shortcut's row is recorded as it is computed and announced (the
+  next batch's start may bring it forward while this batch is still being inserted:
+  :mod:`streams.sink.writer`), a recomputed row after ClickHouse accepted it; a write that fails drops
+  everything, so a row ClickHouse refused is not remembered past the failure, and a write whose
+  memory was dropped announces nothing more (:meth:`Pinned.while_current`).
 * **One writer per key.** Every topic the sink reads is keyed by lookup key, so the sink that owns a
   key's partition is the only one writing its row. When partitions are revoked (a rebalance, another
   sink may take them) the whole memory is dropped; so it is when a write fails (what landed is not
   known) and for a deleted key. A row not remembered is read from the table, as before. A write
   that was under way when everything was dropped records nothing (:meth:`RowCache.pinned`): its
   rows may be of keys that are no longer this sink's.
+* **Newest wins.** A key's row is replaced only by one of the same or a newer version: a batch's
+  rows are recorded again once inserted, which may be after the next batch brought them forward.
 * **Bounded**: at most ``max_bytes`` of rows (their windows, the large part), least recently written
   dropped first.
 * The writer's thread and the consumer's loop (revocations) both call it: one lock.
@@ -23,11 +29,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 ResourceKey = tuple[str, str]  # (resource id, lookup key), as streams.reader.queries names them
-_KEY, _RESOURCE = 0, 1  # indices in an om_contexts row (streams.sink.contexts.CONTEXT_COLUMNS)
+_KEY, _RESOURCE, _VERSION = 0, 1, -1  # indices in an om_contexts row (streams.sink.contexts.CONTEXT_COLUMNS)
 
 
 def _size(row: Sequence[Any]) -> int:
@@ -57,8 +63,11 @@ class RowCache:
                 return
             for row in rows:
                 key = (row[_RESOURCE], row[_KEY])
-                old = self._rows.pop(key, None)
+                old = self._rows.get(key)
+                if old is not None and old[_VERSION] > row[_VERSION]:
+                    continue  # a batch's row, inserted after the next batch's start brought it forward
                 if old is not None:
+                    del self._rows[key]
                     self._bytes -= _size(old)
                 self._rows[key] = list(row)
                 self._bytes += _size(row)
@@ -85,6 +94,20 @@ class Pinned:
 
     def __init__(self, cache: RowCache, epoch: int) -> None:
         self._cache, self._epoch = cache, epoch
+
+    @property
+    def current(self) -> bool:
+        """Nothing was dropped since this write began: what it remembered is still there."""
+        return self._epoch == self._cache._epoch
+
+    def while_current(self, action: Callable[[], None]) -> bool:
+        """Run ``action`` (an announce) only if nothing was dropped since this write began, and with
+        no drop while it runs; whether it ran."""
+        with self._cache._lock:
+            if self._epoch != self._cache._epoch:
+                return False
+            action()
+            return True
 
     def get(self, keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
         return self._cache.get(keys)

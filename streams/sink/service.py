@@ -59,7 +59,7 @@ from streams.sink.contexts import Announce, Stored, Withdraw
 from streams.sink.batches import Converted, collect
 from streams.sink.row_cache import RowCache
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
-from streams.sink.writer import write_batch
+from streams.sink.writer import Prepared, prepare_batch, write_batch
 from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
 
@@ -96,6 +96,17 @@ class SinkStats:
     dead_letters: int = 0
     not_materialised: int = 0  # messages the processor refuses (and dead-letters): never stored
     retries: int = 0
+
+
+@dataclass
+class _Flight:
+    """A batch from its start to its commit; its write and commit run while the next is collected."""
+
+    records: list[ConsumerRecord]  # all of them, committed once the rows are written
+    converted: list[tuple[ConsumerRecord, Rows]]
+    prepared: Prepared | None  # its start (streams/sink/writer.py); None: it starts in its write
+    started: float
+    task: asyncio.Task[Exception | None] | None = None
 
 
 class Sink:
@@ -196,13 +207,25 @@ class Sink:
         return self._consumer
 
     async def _run(self) -> None:
-        while not self._stopping.is_set():
-            if self._budget is not None and time.monotonic() >= self._next_sweep:
-                await self._budget_notices(self._budget.sweep)
-                self._next_sweep = time.monotonic() + self._budget.sweep_s
-            batch = await self._collect()
-            if batch:
-                await self._flush(batch)
+        """Collect a batch while the one before is written; start it (its shortcuts' rows announced,
+        :func:`~streams.sink.writer.prepare_batch`) before that one has landed; then land that one
+        and write this. Batches are written and committed in order, one at a time."""
+        flight: _Flight | None = None
+        try:
+            while not self._stopping.is_set():
+                if self._budget is not None and time.monotonic() >= self._next_sweep:
+                    await self._budget_notices(self._budget.sweep)
+                    self._next_sweep = time.monotonic() + self._budget.sweep_s
+                batch = await self._collect()
+                ahead = await self._prepared(batch, flight) if batch else None
+                if flight is not None:
+                    await self._land(flight)
+                flight = self._launch(ahead) if ahead is not None else None
+            if flight is not None:
+                await self._land(flight)
+        finally:
+            if flight is not None and flight.task is not None and not flight.task.done():
+                flight.task.cancel()  # the loop failed: no commit after it
 
     async def _collect(self) -> list[Converted]:
         """The next batch, each record converted (:func:`streams.sink.batches.collect`)."""
@@ -216,10 +239,10 @@ class Sink:
         except (NotMaterialised, SchemaError, ValueError, TypeError) as error:
             return error
 
-    async def _flush(self, batch: list[Converted]) -> None:
-        """Write ``batch``, then commit it; ``om_sink_flush_seconds`` times each phase from the start
-        (the time to the announce is what a read-your-writes wait waits for, the rest what the next
-        batch queues behind)."""
+    async def _prepared(self, batch: list[Converted], behind: _Flight | None) -> _Flight:
+        """``batch``'s refused records dead-lettered, and its start: the shortcuts' rows computed and
+        announced, counting the batch ``behind`` (being written) as stored. A batch behind one with a
+        deletion starts when that one has landed."""
         started = time.monotonic()
         converted: list[tuple[ConsumerRecord, Rows]] = []
         for record, outcome in batch:
@@ -229,36 +252,77 @@ class Sink:
                 self.stats.not_materialised += 1
             else:
                 await self._dead_letter(record, outcome, "decode" if _unparsable(outcome) else "validate")
-        await self._write(converted, started)
-        SINK_FLUSH_SECONDS.labels(phase="written").observe(time.monotonic() - started)
+        in_flight = behind.prepared.in_flight() if behind is not None and behind.prepared is not None else None
+        prepared = None
+        if behind is None or in_flight is not None:
+            prepared = await asyncio.to_thread(prepare_batch, self.client, [rows for _, rows in converted],
+                                               _timed(self.options.landing, started), self.options.stored,
+                                               self.rows_cache, in_flight)
+        return _Flight([record for record, _ in batch], converted, prepared, started)
+
+    def _launch(self, flight: _Flight) -> _Flight:
+        flight.task = asyncio.create_task(self._attempt(flight), name="om-sink-write")
+        return flight
+
+    async def _attempt(self, flight: _Flight) -> Exception | None:
+        """Write ``flight``'s batch once, then commit it; or the error that stopped the write (the
+        retries, which wait with the partitions paused, are :meth:`_land`'s, when nothing is collected)."""
+        try:
+            self.stats.rows += await asyncio.to_thread(
+                write_batch, self.client, [rows for _, rows in flight.converted], self.options.announce,
+                self.options.stored, self.rows_cache, self.options.withdraw,
+                _timed(self.options.landing, flight.started), flight.prepared)
+        except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
+            return error
+        await self._written(flight)
+        return None
+
+    async def _land(self, flight: _Flight) -> None:
+        """Until ``flight``'s batch is written and committed, retrying a write that failed."""
+        assert flight.task is not None
+        failed = await flight.task
+        if failed is not None:
+            await self._write(flight.converted, failed)
+            await self._written(flight)
+
+    async def _written(self, flight: _Flight) -> None:
+        """What follows a batch's write: the budget's notices, recall's index, the commit;
+        ``om_sink_flush_seconds`` times each phase from the batch's start (the time to the announce
+        is what a read-your-writes wait waits for, the rest what the next batch queues behind)."""
+        SINK_FLUSH_SECONDS.labels(phase="written").observe(time.monotonic() - flight.started)
         if self._budget is not None:
-            resources = ledger_resources(row for record, rows in converted if record.topic == self.topics.results
+            resources = ledger_resources(row for record, rows in flight.converted
+                                         if record.topic == self.topics.results
                                          for row in rows.rows.get("om_model_calls", ()))
             if resources:
                 await self._budget_notices(lambda client: self._budget.after_batch(client, resources))
         if self.options.indexer is not None:
-            await self._index([r for r, _ in batch if r.topic == self.topics.records])
-        await self._commit([r for r, _ in batch])
-        SINK_FLUSH_SECONDS.labels(phase="committed").observe(time.monotonic() - started)
+            await self._index([r for r in flight.records if r.topic == self.topics.records])
+        await self._commit(flight.records)
+        SINK_FLUSH_SECONDS.labels(phase="committed").observe(time.monotonic() - flight.started)
         self.stats.batches += 1
 
-    async def _write(self, converted: list[tuple[ConsumerRecord, Rows]], started: float) -> None:
+    async def _write(self, converted: list[tuple[ConsumerRecord, Rows]], failed: Exception | None = None) -> None:
+        """Write ``converted`` until ClickHouse takes it (``failed``: the error of a first attempt)."""
         delay = self.options.retry_initial_s
+        error = failed
         while True:
-            try:
-                self.stats.rows += await asyncio.to_thread(write_batch, self.client, [rows for _, rows in converted],
-                                                          self.options.announce, self.options.stored, self.rows_cache,
-                                                          self.options.withdraw, _timed(self.options.landing, started))
-                return
-            except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
-                if await self._clickhouse_healthy() and len(converted) > 0:
-                    await self._write_one_by_one(converted)
+            if error is None:
+                try:
+                    self.stats.rows += await asyncio.to_thread(
+                        write_batch, self.client, [rows for _, rows in converted], self.options.announce,
+                        self.options.stored, self.rows_cache, self.options.withdraw, self.options.landing)
                     return
-                self.stats.retries += 1
-                log.warning("sink.clickhouse.unavailable", extra={"error": type(error).__name__,
-                                                                   "retry_in_s": delay})
-                await self._paused_wait(delay)
-                delay = min(delay * 2, self.options.retry_max_s)
+                except Exception as refused:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
+                    error = refused
+            if await self._clickhouse_healthy() and len(converted) > 0:
+                await self._write_one_by_one(converted)
+                return
+            self.stats.retries += 1
+            log.warning("sink.clickhouse.unavailable", extra={"error": type(error).__name__, "retry_in_s": delay})
+            await self._paused_wait(delay)
+            delay = min(delay * 2, self.options.retry_max_s)
+            error = None
 
     async def _budget_notices(self, decide: Callable[[Client], list[BudgetChange]]) -> None:
         """Send what the budget watch decides, each send confirmed; a ledger that cannot be read

@@ -30,8 +30,9 @@ the others, in the order above; a write that fails after announcing them hands t
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from clickhouse_connect.driver.client import Client
 
@@ -39,7 +40,7 @@ from schemas.deltas import KeyDeleted
 from streams.sink.contexts import (Announce, Stored, Withdraw, brought_forward, insert_context_rows, recomputed_rows,
                                    touched)
 from streams.sink.inserts import insert
-from streams.sink.row_cache import Pinned, RowCache
+from streams.sink.row_cache import Pinned, ResourceKey, RowCache
 from streams.sink.rows import COLUMNS, TABLE_ORDER, Rows
 
 log = logging.getLogger(__name__)
@@ -63,17 +64,74 @@ _DELETE_BY_KEY = (
 )
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A batch's start, done before the batch before it has landed (:func:`prepare_batch`): its rows
+    by table, the shortcuts' rows it announced (``start``; None: nothing was computed, a deletion
+    is in the batch), the lookup keys it handed to ``landing``, and the row cache as it saw it."""
+
+    pending: dict[str, list[list]]
+    start: _Start | None
+    early: tuple[str, ...]
+    cache: Pinned | None
+
+    def in_flight(self) -> InFlight | None:
+        """What the batch, while it is being written, means for the next one's start (None: the
+        next one must wait for it: it deletes)."""
+        if self.start is None or self.cache is None:
+            return None
+        return InFlight(self.pending, frozenset(self.start.recomputed), self.cache)
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A batch being written: its rows by table, and the keys whose context rows it recomputes
+    after its inserts (the only ones of its keys whose rows the row cache does not hold yet)."""
+
+    pending: Mapping[str, Sequence[Sequence[Any]]]
+    recomputed: frozenset[ResourceKey]
+    cache: Pinned  # the row cache as it saw it: the next batch's start holds only while this is current
+
+
+def prepare_batch(client: Client, batch: Sequence[Rows], landing: Announce | None = None,
+                  stored: Stored | None = None, cache: RowCache | None = None,
+                  behind: InFlight | None = None) -> Prepared:
+    """The start of writing ``batch``, which inserts nothing: its shortcuts' rows computed, handed to
+    ``landing`` (their events to ``stored``) and remembered in ``cache``. ``behind`` is the batch
+    before while it may still be being inserted: its rows count as stored, and a key whose row it
+    recomputes is left to this batch's recompute; the rows ``behind`` brought forward are in the
+    row cache as ``behind`` saw it, and if that was dropped since (``behind`` failed, partitions were
+    revoked) nothing is announced, and :func:`write_batch` starts over. A batch with a deletion is
+    only gathered: :func:`write_batch` does all of it; so must a batch behind one
+    (:meth:`Prepared.in_flight` is None), unprepared."""
+    pending = _gathered(batch)
+    pinned = behind.cache if behind is not None else cache.pinned() if cache is not None else None
+    if _deleting(batch) or (pinned is not None and not pinned.current):
+        return Prepared(pending, None, (), pinned)
+    early: list[str] = []
+    start = _begin(client, pending, set(), landing, stored, pinned, early, behind)
+    return Prepared(pending, start, tuple(early), pinned)
+
+
 def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None = None,
                 stored: Stored | None = None, cache: RowCache | None = None, withdraw: Withdraw | None = None,
-                landing: Announce | None = None) -> int:
+                landing: Announce | None = None, prepared: Prepared | None = None) -> int:
     """Insert ``batch`` (and run its deletions) in order; returns the number of rows inserted.
     ``announce`` is handed the context rows inserted (the embedded reader's cache), ``landing`` the
     shortcuts' rows before they are, ``stored`` the event rows (its waits), and ``withdraw`` the
     lookup keys of rows handed to ``landing`` before a write that then failed; ``cache`` is the
     sink's memory of its context rows, forgotten when a write fails (what landed is not known) and
-    for a deleted key."""
-    early: list[str] = []
+    for a deleted key. ``prepared`` is the batch's start (:func:`prepare_batch`), done while the
+    batch before was written: if everything was forgotten since (that batch failed, or partitions
+    were revoked), what it announced is withdrawn and the batch is written from the start."""
+    early: list[str] = list(prepared.early) if prepared is not None else []
     try:
+        if prepared is not None and prepared.start is not None:
+            if prepared.cache is None or prepared.cache.current:
+                return _finish(client, prepared.pending, set(), prepared.start, announce, stored, prepared.cache)
+            if withdraw is not None and early:
+                withdraw(early)
+            early.clear()
         return _write(client, batch, _Announcers(announce, landing), stored,
                       cache.pinned() if cache is not None else None, early)
     except BaseException:
@@ -87,6 +145,27 @@ def write_batch(client: Client, batch: Sequence[Rows], announce: Announce | None
 class _Announcers(NamedTuple):
     inserted: Announce | None
     landing: Announce | None
+
+
+class _Start(NamedTuple):
+    """The shortcuts' rows of a segment (announced), the keys they leave to the recompute, and the
+    (resource, lookup key) pairs they show."""
+
+    rows: list[list[Any]]
+    recomputed: list[ResourceKey]
+    shown: set[ResourceKey]
+
+
+def _gathered(batch: Sequence[Rows]) -> dict[str, list[list]]:
+    pending: dict[str, list[list]] = {}
+    for item in batch:
+        for table, rows in item.rows.items():
+            pending.setdefault(table, []).extend(rows)
+    return pending
+
+
+def _deleting(batch: Sequence[Rows]) -> bool:
+    return any(item.deletion is not None for item in batch)
 
 
 def _write(client: Client, batch: Sequence[Rows], announce: _Announcers, stored: Stored | None,
@@ -109,32 +188,54 @@ def _write(client: Client, batch: Sequence[Rows], announce: _Announcers, stored:
 
 def _insert(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]],
             announce: _Announcers, stored: Stored | None, cache: Pinned | None, early: list[str]) -> int:
+    start = _begin(client, pending, deleted, announce.landing, stored, cache, early, None)
+    return _finish(client, pending, deleted, start, announce.inserted, stored, cache)
+
+
+def _begin(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]], landing: Announce | None,
+           stored: Stored | None, cache: Pinned | None, early: list[str], behind: InFlight | None) -> _Start:
     """The shortcuts' context rows, announced before anything is inserted (their keys noted in
-    ``early``); the rows in table order; the other touched keys' context rows recomputed; all the
-    context rows inserted; then the events and the cost ledger's rows (which no context row reads)."""
-    count = 0
+    ``early``, the rows remembered in ``cache``), and the keys left to the recompute; a key whose
+    row the batch ``behind`` recomputes is left to it too."""
     events = pending.get("om_events", [])
     keys, status_only, forward = touched(pending)
-    status_only -= deleted
-    forward -= deleted
-    rows, full = brought_forward(client, sorted(status_only), sorted(forward), events, pending, cache)
+    later = deleted | (behind.recomputed if behind is not None else frozenset())
+    status_only -= later
+    forward -= later
+    rows, full = brought_forward(client, sorted(status_only), sorted(forward), events, pending, cache,
+                                 behind.pending if behind is not None else None)
     shown = {(row[1], row[0]) for row in rows}  # (resource, lookup key)
-    if rows and announce.landing is not None:  # a wait they end returns these rows; they are inserted below
+    if rows and cache is not None:  # the next batch's start may bring them forward before they are inserted
+        cache.inserted(rows)
+
+    def announced() -> None:  # a wait they end returns these rows; they are inserted later
         early.extend(key for _, key in shown)
-        announce.landing(rows)
+        landing(rows)
         if stored is not None:
             stored([event for event in events if (event[0], event[1]) in shown])
+    if not rows or landing is None or (cache is not None and not cache.while_current(announced)):
+        shown = set()
+    elif cache is None:
+        announced()
+    return _Start(rows, [*full, *((keys | deleted) - status_only - forward)], shown)
+
+
+def _finish(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]], start: _Start,
+            announce: Announce | None, stored: Stored | None, cache: Pinned | None) -> int:
+    """The rows in table order; the other touched keys' context rows recomputed; all the context
+    rows inserted; then the events and the cost ledger's rows (which no context row reads)."""
+    count = 0
+    events = pending.get("om_events", [])
     for table in TABLE_ORDER:
         table_rows = pending.get(table)
         if table_rows and table not in _AFTER_CONTEXTS:
             insert(client, table, table_rows, COLUMNS[table])
             count += len(table_rows)
-    full = [*full, *((keys | deleted) - status_only - forward)]
-    insert_context_rows(client, rows + recomputed_rows(client, full, events, pending, cache), announce.inserted,
-                        cache)
+    insert_context_rows(client, start.rows + recomputed_rows(client, start.recomputed, events, pending, cache),
+                        announce, cache)
     if events:
         if stored is not None:  # the rows written show these events: a wait may end before their insert
-            stored([event for event in events if announce.landing is None or (event[0], event[1]) not in shown])
+            stored([event for event in events if (event[0], event[1]) not in start.shown])
         insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
     calls = pending.get("om_model_calls")

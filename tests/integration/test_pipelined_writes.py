@@ -1,0 +1,194 @@
+"""A batch starts while the batch before it is still being inserted (streams/sink/writer.py).
+
+The sink announces a batch's shortcut rows before the batch before it has landed
+(:func:`streams.sink.writer.prepare_batch` with that batch ``behind``), so a read-your-writes
+wait does not queue behind the previous batch's inserts. What must hold: the rows stored are
+what a recompute from the tables writes, wherever in the batch before's inserts the start ran
+(the tables may hold none, some or all of that batch); and a start built on a batch whose write
+then failed is withdrawn and done again once that batch has landed.
+
+The batches are the core's interleaving fuzz, sunk as in ``test_context_rows.py``; the start of
+each batch runs inside the write of the one before, at a random one of its statements.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+import tests.unit.machine.fuzz_harness as harness
+from streams.reader.context_cache import ContextCache
+from streams.reader.queries import stored_context_rows
+from streams.sink.contexts import context_rows
+from streams.sink.row_cache import RowCache
+from processors.config import OMConfig
+from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
+from streams.sink.writer import Prepared, prepare_batch, write_batch
+from tests.integration.om_pipeline import Conversation, database_client
+from tests.integration.test_context_rows import SunkFuzz, _tap
+from tests.unit.machine.core_driver import T0, message
+
+pytestmark = pytest.mark.integration
+KEY = ("r", "thread:t")
+
+
+class Interleaving:
+    """The client, running ``then`` just before the statement numbered ``at`` of a write (None: after
+    the write); ``then`` uses the plain client, as the sink's other thread would."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.at: int | None = None
+        self.then: Any = None
+        self.seen = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def _step(self) -> None:
+        if self.then is not None and self.seen == self.at:
+            then, self.then = self.then, None
+            then()
+        self.seen += 1
+
+    def insert(self, *args: Any, **kwargs: Any) -> Any:
+        self._step()
+        return self.client.insert(*args, **kwargs)
+
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        self._step()
+        return self.client.command(*args, **kwargs)
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        self._step()
+        return self.client.query(*args, **kwargs)
+
+
+def _batches(seed: int, monkeypatch, largest: int = 3) -> list[list[Rows]]:
+    fuzz = SunkFuzz(seed, steps=50)
+    decide = harness.decide
+    monkeypatch.setattr(harness, "decide", lambda *args: _tap(decide(*args), fuzz))
+    rng = random.Random(seed)
+    for number in range(fuzz.steps):
+        fuzz.one_step(number)
+    while fuzz.jobs:
+        fuzz.answer(fuzz.jobs.pop(0), ok=True)
+    batches, at = [], 0
+    while at < len(fuzz.rows):
+        size = rng.randint(1, largest)
+        batches.append(fuzz.rows[at:at + size])
+        at += size
+    return batches
+
+
+@pytest.mark.parametrize("largest", [1, 3], ids=["a record per batch", "up to 3 records"])
+@pytest.mark.parametrize("seed", range(4))
+def test_each_batch_started_during_the_write_before_it_stores_what_a_recompute_writes(clickhouse_dsn, seed, largest,
+                                                                                      monkeypatch) -> None:
+    """The fuzz: arrivals, answers out of order, duplicates, stale results, re-sent messages."""
+    _write_each_started_during_the_one_before(database_client(clickhouse_dsn), _batches(seed, monkeypatch, largest),
+                                              random.Random(seed))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_buffered_conversation_each_batch_started_before_the_one_before_lands(clickhouse_dsn, seed) -> None:
+    """Buffered observation, batches of one to four records, each started before any row of the one
+    before is inserted: an activation's head move (observation rows, the observed copies, the
+    snapshot: in that order) must count the observation rows of the batch before it, which the
+    tables do not hold yet."""
+    conversation = Conversation(OMConfig.model_validate({"observation": {"messageTokens": 400}}))
+    records_by_one, offset = [], 0
+    for n in range(24):
+        msg = message(f"m{n}", T0 + n * 60_000, role="user" if n % 2 == 0 else "assistant", thread="t",
+                      resource="r", text=" ".join(["words"] * 60))
+        records, events = len(conversation.records), len(conversation.events)
+        conversation.feed(msg)
+        offset += 1
+        records_by_one += [message_rows(b"thread:t", msg.to_bytes(), offset),
+                           *[event_rows(k, e.to_bytes(), offset * 100 + i) for i, (k, e) in
+                             enumerate(conversation.events[events:])],
+                           *[delta_rows(d.model_dump_json().encode()) for _, d in conversation.records[records:]]]
+    rng, batches = random.Random(seed), []
+    while records_by_one:
+        size = rng.randint(1, 4)
+        batches.append(records_by_one[:size])
+        records_by_one = records_by_one[size:]
+    _write_each_started_during_the_one_before(database_client(clickhouse_dsn), batches, None)
+
+
+def _write_each_started_during_the_one_before(client: Any, batches: list[list[Rows]], rng: random.Random | None) -> None:
+    """Each batch written with its start (:func:`prepare_batch`) done inside the write of the one
+    before, just before one of its statements (``rng``'s choice, mostly the first; None: always the
+    first); every stored row must equal a recompute."""
+    rows_cache, cache, interleaving = RowCache(), ContextCache(), Interleaving(client)
+    prepared: Prepared = prepare_batch(client, batches[0], landing=cache.landing, cache=rows_cache)
+    started_inside = 0
+    for n, batch in enumerate(batches):
+        following = batches[n + 1] if n + 1 < len(batches) else None
+        started: list[Prepared] = []
+        behind = prepared.in_flight()
+        if following is not None:
+            def start(following=following, behind=behind, started=started) -> None:
+                started.append(prepare_batch(client, following, landing=cache.landing, cache=rows_cache,
+                                             behind=behind))
+            at = rng.choice([0, 0, 0, rng.randint(1, 8)]) if rng is not None else 0  # mostly before any of its rows
+            interleaving.at, interleaving.then, interleaving.seen = at, start, 0
+        write_batch(interleaving, batch, announce=cache.written, cache=rows_cache, landing=cache.landing,
+                    prepared=prepared)
+        started_inside += bool(started)
+        if following is not None and not started:  # the write had fewer statements: start it after
+            interleaving.then()
+        stored, = stored_context_rows(client, [KEY])
+        assert stored[:-1] == context_rows(client, [KEY])[0][:-1], f"after batch {n}"
+        if following is not None:
+            prepared = started[0]
+    assert started_inside >= len(batches) // 3, "most starts must run inside the write before"
+
+
+def test_a_start_built_on_a_batch_whose_write_failed_is_withdrawn_and_done_again(clickhouse_dsn,
+                                                                                monkeypatch) -> None:
+    client, rows_cache, cache = database_client(clickhouse_dsn), RowCache(), ContextCache()
+    batches = _batches(1, monkeypatch)
+    for batch in batches[:4]:
+        write_batch(client, batch, announce=cache.written, cache=rows_cache, landing=cache.landing)
+    failing, following = batches[4], batches[5]
+    withdrawn: list[str] = []
+
+    def withdraw(keys) -> None:
+        withdrawn.extend(keys)
+        cache.forget(keys)
+
+    class Refusing:
+        """The client, refusing every insert (ClickHouse went away mid-batch)."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def insert(self, *args: Any, **kwargs: Any) -> Any:
+            raise ConnectionError("gone")
+
+        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("INSERT"):
+                raise ConnectionError("gone")
+            return client.command(sql, *args, **kwargs)
+
+    first = prepare_batch(client, failing, landing=cache.landing, cache=rows_cache)
+    assert first.early, "the batch's row is announced before its write"
+    second = prepare_batch(client, following, landing=cache.landing, cache=rows_cache, behind=first.in_flight())
+    assert second.early, "and so is the next batch's, built on it"
+    with pytest.raises(ConnectionError):
+        write_batch(Refusing(), failing, announce=cache.written, cache=rows_cache, landing=cache.landing,
+                    withdraw=withdraw, prepared=first)
+    assert withdrawn == list(first.early)
+    assert cache.get(KEY[1]) is None, "the reader no longer serves the failed batch's row"
+    write_batch(client, failing, announce=cache.written, cache=rows_cache, landing=cache.landing, withdraw=withdraw)
+    withdrawn.clear()
+    write_batch(client, following, announce=cache.written, cache=rows_cache, landing=cache.landing,
+                withdraw=withdraw, prepared=second)
+    assert withdrawn == list(second.early), "the start built on the failed write is withdrawn, then done again"
+    stored, = stored_context_rows(client, [KEY])
+    assert stored[:-1] == context_rows(client, [KEY])[0][:-1]
+    again = prepare_batch(client, batches[6], cache=rows_cache, behind=second.in_flight())
+    assert again.start is None, "a start behind a write whose memory was dropped announces nothing"
