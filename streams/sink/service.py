@@ -217,10 +217,15 @@ class Sink:
                     await self._budget_notices(self._budget.sweep)
                     self._next_sweep = time.monotonic() + self._budget.sweep_s
                 batch = await self._collect()
-                ahead = await self._prepared(batch, flight) if batch else None
+                if not batch:  # nothing came: land the batch before once its write ended (a failed one is retried)
+                    if flight is not None and flight.task is not None and flight.task.done():
+                        await self._land(flight)
+                        flight = None
+                    continue
+                ahead = await self._prepared(batch, flight)
                 if flight is not None:
                     await self._land(flight)
-                flight = self._launch(ahead) if ahead is not None else None
+                flight = self._launch(ahead)
             if flight is not None:
                 await self._land(flight)
         finally:

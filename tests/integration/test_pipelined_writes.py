@@ -192,3 +192,72 @@ def test_a_start_built_on_a_batch_whose_write_failed_is_withdrawn_and_done_again
     assert stored[:-1] == context_rows(client, [KEY])[0][:-1]
     again = prepare_batch(client, batches[6], cache=rows_cache, behind=second.in_flight())
     assert again.start is None, "a start behind a write whose memory was dropped announces nothing"
+
+
+async def test_the_sink_announces_a_batch_while_the_one_before_is_still_being_inserted(kafka_bootstrap, clickhouse_dsn,
+                                                                                       new_topic) -> None:
+    """The real loop (streams/sink/service.py): while a batch's insert is held, the next batch is
+    collected and its rows announced; once the hold is let go both land, in order, as a recompute
+    would write them."""
+    import asyncio
+    import threading
+
+    from streams.sink.service import Sink, SinkOptions
+    from tests.integration.om_pipeline import FAST_SINK, make_topics, publish, wait_committed
+
+    client = database_client(clickhouse_dsn)
+    topics = await make_topics(new_topic, partitions=1)
+    released, reached, announced = threading.Event(), threading.Event(), threading.Event()
+
+    class Holding:
+        """The client, holding the first ``om_messages`` insert until the test lets it go."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
+            if table == "om_messages" and not reached.is_set():
+                reached.set()
+                assert released.wait(30)
+            return client.insert(table, *args, **kwargs)
+
+        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("INSERT INTO om_messages") and not reached.is_set():
+                reached.set()
+                assert released.wait(30)
+            return client.command(sql, *args, **kwargs)
+
+    def landing(rows) -> None:
+        if any(row[0] == "thread:b" for row in rows):
+            announced.set()
+
+    first, second = Conversation(OMConfig()), Conversation(OMConfig())
+    first.talk(4, thread="a", resource="r")
+    second.talk(4, thread="b", resource="r")
+    sink = Sink(Holding(), kafka_bootstrap, topics, SinkOptions(group_id=f"sink-{new_topic.__name__}-pipe",
+                                                               max_wait_ms=50, consumer=FAST_SINK, landing=landing))
+    await sink.start()
+    try:
+        consumer, idle = sink._consumer, asyncio.Event()
+        fetch = consumer.getmany
+
+        async def watched(*args: Any, **kwargs: Any) -> Any:
+            got = await fetch(*args, **kwargs)
+            if reached.is_set() and not got:
+                idle.set()
+            return got
+        consumer.getmany = watched
+        total = await publish(kafka_bootstrap, topics, first)
+        assert await asyncio.to_thread(reached.wait, 30), "the first batch's insert began"
+        await asyncio.wait_for(idle.wait(), 10)  # and the sink found nothing more for a while, then:
+        total += await publish(kafka_bootstrap, topics, second)
+        assert await asyncio.to_thread(announced.wait, 20), "the next batch was announced while the insert was held"
+        assert not released.is_set()
+        released.set()
+        await wait_committed(kafka_bootstrap, sink.options.group_id, topics, total, 60)
+    finally:
+        released.set()
+        await sink.stop()
+    for key in (("r", "thread:a"), ("r", "thread:b")):
+        stored, = stored_context_rows(client, [key])
+        assert stored[:-1] == context_rows(client, [key])[0][:-1], key
