@@ -6,9 +6,11 @@ only rewrites the same rows). Runs after the batch's rows are in ClickHouse, off
 
 from __future__ import annotations
 
+import orjson
 from clickhouse_connect.driver.client import Client
 
 from processors.recall.groups import parse_observation_groups
+from schemas.base import SchemaError
 from schemas.deltas import RecordSnapshot
 from streams.embeddings import Embedder
 from streams.reader.observation_vectors import index_observation_groups
@@ -32,3 +34,13 @@ class GroupIndexer:
                 observations=text, observed_at=snapshot.at, version=snapshot.version, only=new)
             self._done.update((record.key, group) for group in new)
         return written
+
+
+def snapshot_of(value: bytes | None) -> RecordSnapshot | None:
+    """The record snapshot a records-topic value holds, or None (another delta, or undecodable)."""
+    if not value or b'"record-snapshot"' not in value:
+        return None
+    try:
+        return RecordSnapshot.from_obj(orjson.loads(value))
+    except (SchemaError, ValueError):
+        return None

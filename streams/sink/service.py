@@ -17,6 +17,11 @@ Guarantees:
 * **Budgets are told, and confirmed.** With ``daily_token_budget``, the ledger rows of a batch are
   summed per resource after the insert, and the resulting ``budget`` control events are confirmed by
   the broker before the batch is committed (:mod:`streams.sink.budget`).
+* **In order, one write at a time; the next batch starts early.** Batches are written and committed
+  in log order, one at a time. While one is written, the next is collected and started: its
+  shortcut rows are computed and announced to the embedded reader
+  (:func:`streams.sink.writer.prepare_batch`), so a read-your-writes wait never queues behind the
+  inserts of the batch before. A failed write is retried only while nothing is being collected.
 * **Poison never stalls.** A record of the pipeline's own topics that cannot be decoded goes to the
   dead-letter topic with the reason; a record ClickHouse refuses while ClickHouse is otherwise healthy is isolated by writing
   the batch record by record, and dead-lettered too. Its offset is then committed like any other.
@@ -34,28 +39,25 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import CommitFailedError, IllegalStateError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 from clickhouse_connect.driver.client import Client
 
-from processors.redaction import Redactor
 from schemas.base import SchemaError
 from schemas.control import BudgetChange
-from schemas.deltas import RecordSnapshot
 from schemas.dlq import DeadLetter
-from schemas.record import Scope
 from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, leave_for_predecessor
 from streams.metrics import SINK_FLUSH_SECONDS
-from streams.restart import error_name
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
-from streams.sink.contexts import Announce, Stored, Withdraw
+from streams.sink.group import Revocations, report_failure
+from streams.sink.indexing import snapshot_of
+from streams.sink.options import SinkOptions, SinkStats
+from streams.sink.contexts import Announce
 from streams.sink.batches import Converted, collect
 from streams.sink.row_cache import RowCache
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
@@ -64,38 +66,6 @@ from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SinkOptions:
-    group_id: str = "om-sink"
-    max_batch: int = 5000
-    max_wait_ms: int = 200
-    linger_ms: int = 10  # a batch closes once no record came for this long (streams/sink/batches.py)
-    retry_initial_s: float = 0.2
-    retry_max_s: float = 10.0
-    consumer: dict[str, Any] = field(default_factory=dict)
-    redactor: Redactor | None = None  # stored messages redacted like the Observer's input (OM_REDACT)
-    indexer: Callable[[Client, list[RecordSnapshot]], int] | None = None  # recall search (OM_EMBEDDER)
-    ledger: bool = False  # the results topic into the cost ledger (om_model_calls); the services turn it on
-    announce: Announce | None = None  # handed the context rows written (the embedded reader's cache)
-    stored: Stored | None = None  # handed the event rows written, after those (the embedded reader's waits)
-    landing: Announce | None = None  # handed the shortcuts' context rows before their insert (the embedded reader's)
-    withdraw: Withdraw | None = None  # handed the keys of rows announced before a failed write (the reader's cache)
-    scope: Scope = "thread"  # the OM config's: a message is stored only under its lookup key in it
-    daily_token_budget: int | None = None  # the OM config's: per resource and UTC day (streams/sink/budget.py)
-    budget_sweep_s: float = 30.0
-    clock: Callable[[], float] = time.time  # the budget's day
-    members: Path | None = None  # where this process holds its group slot (streams/group_predecessor.py)
-
-
-@dataclass
-class SinkStats:
-    batches: int = 0
-    rows: int = 0
-    dead_letters: int = 0
-    not_materialised: int = 0  # messages the processor refuses (and dead-letters): never stored
-    retries: int = 0
 
 
 @dataclass
@@ -143,7 +113,7 @@ class Sink:
         opts = self.options
         self._producer, self._consumer = await start_when_reachable(self._connect, self.bootstrap, "sink")
         self._task = asyncio.create_task(self._run(), name="om-sink")
-        self._task.add_done_callback(functools.partial(_report_failure, on_failure))
+        self._task.add_done_callback(functools.partial(report_failure, on_failure))
         log.info("sink.started", extra={"group": opts.group_id, "topics": list(self._converters)})
 
     async def _connect(self) -> tuple[AIOKafkaProducer, AIOKafkaConsumer]:
@@ -155,7 +125,7 @@ class Sink:
             **self.options.consumer,
         )
         slot = self._member_slot()
-        consumer.subscribe(list(self._converters), listener=_Revocations(
+        consumer.subscribe(list(self._converters), listener=Revocations(
             self.rows_cache, None if slot is None else MemberListener(slot, consumer)))
         if slot is not None:  # a predecessor killed -9 leaves now, not a session later
             await leave_for_predecessor(self.bootstrap, slot)
@@ -347,7 +317,7 @@ class Sink:
 
     async def _index(self, records: list[ConsumerRecord]) -> None:
         """Embed new observation groups; a failure is logged, never blocks materialisation."""
-        snapshots = [d for d in (_snapshot(r.value) for r in records) if d is not None]
+        snapshots = [d for d in (snapshot_of(r.value) for r in records) if d is not None]
         if not snapshots:
             return
         try:
@@ -415,32 +385,6 @@ class Sink:
                                                "offset": record.offset, "stage": stage, "field": letter.field})
 
 
-class _Revocations(ConsumerRebalanceListener):
-    """Drops the sink's memory of its context rows when partitions are revoked (another sink may
-    write their rows next), and records the member id when the sink has a slot."""
-
-    def __init__(self, cache: RowCache, member: MemberListener | None) -> None:
-        self.cache, self.member = cache, member
-
-    async def on_partitions_revoked(self, revoked: Any) -> None:
-        self.cache.forget()
-        if self.member is not None:
-            await self.member.on_partitions_revoked(revoked)
-
-    async def on_partitions_assigned(self, assigned: Any) -> None:
-        if self.member is not None:
-            await self.member.on_partitions_assigned(assigned)
-
-
-def _report_failure(on_failure: Callable[[BaseException], None] | None, task: asyncio.Task[None]) -> None:
-    if task.cancelled() or task.exception() is None:
-        return
-    error = task.exception()
-    log.critical("sink.crashed", extra={"error": error_name(error)})
-    if on_failure is not None:
-        on_failure(error)
-
-
 def _timed(announce: Announce | None, started: float) -> Announce | None:
     """``announce`` (the landing rows'), noting in ``om_sink_flush_seconds`` when a flush first calls it."""
     if announce is None:
@@ -453,15 +397,6 @@ def _timed(announce: Announce | None, started: float) -> Announce | None:
             SINK_FLUSH_SECONDS.labels(phase="announce").observe(time.monotonic() - started)
         announce(rows)
     return timed
-
-
-def _snapshot(value: bytes | None) -> RecordSnapshot | None:
-    if not value or b'"record-snapshot"' not in value:
-        return None
-    try:
-        return RecordSnapshot.from_obj(orjson.loads(value))
-    except (SchemaError, ValueError):
-        return None
 
 
 def _key(record: ConsumerRecord) -> str:

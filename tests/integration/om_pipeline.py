@@ -29,7 +29,7 @@ from schemas.messages import ChatMessage
 from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.sink import Sink, SinkOptions
-from streams.sink.rows import delta_rows, event_rows, message_rows
+from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
 from streams.sink.writer import write_batch
 from streams.topics import Topics
 from tests.unit.machine.core_driver import MINUTE, T0, message
@@ -62,6 +62,18 @@ class Conversation:
             self.records.extend((key, d) for d in decision.deltas)
             self.events.extend((key, e) for e in decision.events)
             pending.extend(respond(job) for job in decision.jobs)
+
+    def sunk_turn(self, n: int, offset: int, words: int = 60) -> list[Rows]:
+        """Message ``m{n}`` of thread ``t`` (resource ``r``; a user's when ``n`` is even) fed, and the
+        records the sink reads for it, in log order: the message at ``offset``, its fold's events,
+        then each delta."""
+        msg = message(f"m{n}", T0 + n * 60_000, role="user" if n % 2 == 0 else "assistant", thread="t",
+                      resource="r", text=" ".join(["words"] * words))
+        records, events = len(self.records), len(self.events)
+        self.feed(msg)
+        return [message_rows(b"thread:t", msg.to_bytes(), offset),
+                *[event_rows(k, e.to_bytes(), offset * 100 + i) for i, (k, e) in enumerate(self.events[events:])],
+                *[delta_rows(d.model_dump_json().encode()) for _, d in self.records[records:]]]
 
     def talk(self, count: int, *, thread: str, resource: str, start: int = T0, gap_every: int = 0) -> None:
         at = start

@@ -206,14 +206,8 @@ def test_a_remembered_row_is_brought_forward_by_snapshots_as_a_recompute_would(c
 
     memories, shrank, longest = set(), 0, 0
     for n in range(24):
-        msg = message(f"m{n}", T0 + n * 60_000, role="user" if n % 2 == 0 else "assistant", thread="t",
-                      resource="r", text=" ".join(["words"] * 60))
-        records, events = len(conversation.records), len(conversation.events)
-        conversation.feed(msg)
         offset += 1
-        batch = [message_rows(b"thread:t", msg.to_bytes(), offset),
-                 *[event_rows(k, e.to_bytes(), offset * 100 + i) for i, (k, e) in enumerate(conversation.events[events:])],
-                 *[delta_rows(d.model_dump_json().encode()) for _, d in conversation.records[records:]]]
+        batch = conversation.sunk_turn(n, offset)
         everything += batch
         for item in batch:
             monkeypatch.setattr(queries, "head_rows", counted)

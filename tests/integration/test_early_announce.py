@@ -17,24 +17,12 @@ from streams.reader.context_cache import ContextCache
 from streams.reader.queries import stored_context_rows
 from streams.sink.contexts import context_rows
 from streams.sink.row_cache import RowCache
-from streams.sink.rows import OBSERVED_VERSION, Rows, delta_rows, event_rows, message_rows
+from streams.sink.rows import OBSERVED_VERSION, Rows
 from streams.sink.writer import write_batch
 from tests.integration.om_pipeline import Conversation, database_client
-from tests.unit.machine.core_driver import T0, message
 
 pytestmark = pytest.mark.integration
 KEY = ("r", "thread:t")
-
-
-def _turn(conversation: Conversation, n: int, offset: int) -> list[Rows]:
-    """A message and everything its fold writes, as the sink's batch of a turn holds them."""
-    msg = message(f"m{n}", T0 + n * 60_000, role="user" if n % 2 == 0 else "assistant", thread="t", resource="r",
-                  text=" ".join(["words"] * 60))
-    records, events = len(conversation.records), len(conversation.events)
-    conversation.feed(msg)
-    return [message_rows(b"thread:t", msg.to_bytes(), offset),
-            *[event_rows(k, e.to_bytes(), offset * 100 + i) for i, (k, e) in enumerate(conversation.events[events:])],
-            *[delta_rows(d.model_dump_json().encode()) for _, d in conversation.records[records:]]]
 
 
 def _observed_copy(item: Rows) -> bool:
@@ -55,7 +43,7 @@ def test_a_turns_row_is_announced_before_the_batch_is_inserted_and_is_the_row_th
     early = 0
     for n in range(12):
         calls.clear()
-        write_batch(client, _turn(conversation, n, n + 1), landing=announce, stored=stored, cache=rows_cache)
+        write_batch(client, conversation.sunk_turn(n, n + 1), landing=announce, stored=stored, cache=rows_cache)
         first = calls[0]
         assert first[0] == "rows", "rows come before their events"
         early += f"m{n}" not in first[2]
@@ -73,7 +61,7 @@ def test_a_write_that_fails_after_announcing_withdraws_its_keys(clickhouse_dsn) 
     client, rows_cache = database_client(clickhouse_dsn), RowCache()
     conversation = Conversation(OMConfig())
     cache, withdrawn = ContextCache(), []
-    write_batch(client, _turn(conversation, 0, 1), announce=cache.written, cache=rows_cache)
+    write_batch(client, conversation.sunk_turn(0, 1), announce=cache.written, cache=rows_cache)
     cache.put("thread:t", {"r": _decoded(client)})
     assert cache.get("thread:t") is not None
 
@@ -104,7 +92,7 @@ def test_a_write_that_fails_after_announcing_withdraws_its_keys(clickhouse_dsn) 
         cache.forget(keys)
 
     with pytest.raises(RuntimeError):
-        write_batch(Refusing(), _turn(conversation, 1, 2), landing=announce, cache=rows_cache, withdraw=withdraw)
+        write_batch(Refusing(), conversation.sunk_turn(1, 2), landing=announce, cache=rows_cache, withdraw=withdraw)
     assert announced and withdrawn == ["thread:t"], "the row was announced, then withdrawn"
     assert cache.get("thread:t") is None, "the reader's cache no longer serves the row that was never stored"
     assert "m1" not in _stored_messages(client)
@@ -123,7 +111,7 @@ def test_a_late_message_observed_in_its_own_batch_is_recomputed_not_appended(cli
     conversation = Conversation(OMConfig.model_validate({"observation": {"messageTokens": 400, "bufferTokens": False}}))
     held: Rows | None = None
     for n in range(16):
-        batch = _turn(conversation, n, n + 1)
+        batch = conversation.sunk_turn(n, n + 1)
         if n == 1:
             held, batch = batch[0], batch[1:]  # m1's own row comes late
         observing = any(r[1] == "m1" for item in batch for r in item.rows.get("om_message_observations", ()))
@@ -150,7 +138,7 @@ async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being
 
     client, rows_cache = database_client(clickhouse_dsn), RowCache()
     conversation = Conversation(OMConfig())
-    write_batch(client, _turn(conversation, 0, 1), cache=rows_cache)
+    write_batch(client, conversation.sunk_turn(0, 1), cache=rows_cache)
     cache, folds = ContextCache(), FoldWatch(asyncio.get_running_loop())
     reader = Reader(client, conversation.config, cache=cache, folds=folds)
     released, reached = threading.Event(), threading.Event()
@@ -181,7 +169,7 @@ async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being
         cache.landing(rows)
         folds.rows_written(rows)
 
-    batch = _turn(conversation, 1, 2)
+    batch = conversation.sunk_turn(1, 2)
     waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id="m1", timeout=30))
     await asyncio.sleep(0.05)  # parked (the test holds either way)
     writing = asyncio.create_task(asyncio.to_thread(write_batch, Holding(), batch, announce=announce,

@@ -24,11 +24,10 @@ from streams.reader.queries import stored_context_rows
 from streams.sink.contexts import context_rows
 from streams.sink.row_cache import RowCache
 from processors.config import OMConfig
-from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
+from streams.sink.rows import Rows
 from streams.sink.writer import Prepared, prepare_batch, write_batch
 from tests.integration.om_pipeline import Conversation, database_client
 from tests.integration.test_context_rows import SunkFuzz, _tap
-from tests.unit.machine.core_driver import T0, message
 
 pytestmark = pytest.mark.integration
 KEY = ("r", "thread:t")
@@ -99,17 +98,7 @@ def test_a_buffered_conversation_each_batch_started_before_the_one_before_lands(
     snapshot: in that order) must count the observation rows of the batch before it, which the
     tables do not hold yet."""
     conversation = Conversation(OMConfig.model_validate({"observation": {"messageTokens": 400}}))
-    records_by_one, offset = [], 0
-    for n in range(24):
-        msg = message(f"m{n}", T0 + n * 60_000, role="user" if n % 2 == 0 else "assistant", thread="t",
-                      resource="r", text=" ".join(["words"] * 60))
-        records, events = len(conversation.records), len(conversation.events)
-        conversation.feed(msg)
-        offset += 1
-        records_by_one += [message_rows(b"thread:t", msg.to_bytes(), offset),
-                           *[event_rows(k, e.to_bytes(), offset * 100 + i) for i, (k, e) in
-                             enumerate(conversation.events[events:])],
-                           *[delta_rows(d.model_dump_json().encode()) for _, d in conversation.records[records:]]]
+    records_by_one = [item for n in range(24) for item in conversation.sunk_turn(n, n + 1)]
     rng, batches = random.Random(seed), []
     while records_by_one:
         size = rng.randint(1, 4)
