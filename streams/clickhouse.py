@@ -14,7 +14,10 @@ would work but buys nothing, and a client on a *different* directory fails while
 :func:`connect` hands out one shared client per process for a given DSN (its calls are
 serialised by a per-client lock, so threads may share it; DSNs that differ only in options such
 as ``?database=`` get a client each, on the same engine) and :func:`close_all` releases the
-engine, e.g. at shutdown or between tests. Do not ``close()`` a shared client yourself.
+engine, e.g. at shutdown or between tests. Do not ``close()`` a shared client yourself. A named
+``handle`` is another shared client on the same engine and directory: calls on different handles
+run side by side (the embedded sink starts a batch while it inserts the one before, and its reader
+reads meanwhile), calls on one handle one at a time.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ MEMORY = ":memory:"
 _MEMORY_NAMES = frozenset({"memory", MEMORY})
 
 _lock = threading.Lock()
-_embedded: dict[tuple[str, str], Client] = {}  # (data dir, DSN options) -> shared client
+_embedded: dict[tuple[str, str, str], Client] = {}  # (data dir, DSN options, handle) -> shared client
 
 
 class ClickHouseConnectError(RuntimeError):
@@ -59,11 +62,11 @@ class DataDirectoryLocked(ClickHouseConnectError):
         self.pid = pid
 
 
-def connect(dsn: str | None = None) -> Client:
+def connect(dsn: str | None = None, *, handle: str = "") -> Client:
     """Return a client for ``dsn`` (default: ``OM_CLICKHOUSE_DSN`` through the settings).
 
-    The embedded client is shared within the process (see the module docstring); a server DSN
-    returns a new HTTP client, which is cheap and pools its own connections.
+    The embedded client is shared within the process per ``handle`` (see the module docstring); a
+    server DSN returns a new HTTP client, which is cheap and pools its own connections.
     """
     if dsn is None:
         from streams.settings import get_settings
@@ -71,7 +74,7 @@ def connect(dsn: str | None = None) -> Client:
         dsn = get_settings().clickhouse_dsn
     scheme = urlparse(dsn).scheme
     if scheme == "chdb":
-        return _connect_embedded(dsn)
+        return _connect_embedded(dsn, handle)
     if scheme in ("http", "https"):
         return _connect_server(dsn)
     raise ClickHouseConnectError(
@@ -83,7 +86,7 @@ def connect(dsn: str | None = None) -> Client:
 def close_all() -> None:
     """Close the shared embedded client, releasing its data directory for other processes."""
     with _lock:
-        for (data_dir, _), client in _embedded.items():
+        for (data_dir, _, _), client in _embedded.items():
             client.close()
             log.info("clickhouse.embedded.closed", extra={"data_dir": data_dir})
         _embedded.clear()
@@ -107,14 +110,14 @@ def _connect_server(dsn: str) -> Client:
     return client
 
 
-def _connect_embedded(dsn: str) -> Client:
+def _connect_embedded(dsn: str, handle: str) -> Client:
     data_dir, query = _embedded_location(dsn)
-    key = (data_dir, urlencode(sorted(query.items())))
+    key = (data_dir, urlencode(sorted(query.items())), handle)
     with _lock:
         client = _embedded.get(key)
         if client is not None:
             return client
-        other_dirs = {open_dir for open_dir, _ in _embedded} - {data_dir}
+        other_dirs = {open_dir for open_dir, _, _ in _embedded} - {data_dir}
         if other_dirs:
             raise ClickHouseConnectError(
                 f"This process already runs the embedded ClickHouse engine on {other_dirs.pop()}; "

@@ -21,7 +21,6 @@ from streams.clickhouse import connect
 from streams.migrate import apply_migrations
 from streams.reader.context_cache import ContextCache
 from streams.reader.fold_watch import FoldWatch
-from streams.reader.reads_first import ReadsFirst
 from streams.reader.serve import ReaderLoop, start_reader
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
@@ -61,13 +60,15 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
             cache.landing(rows)
             folds.rows_written(rows)
 
-        gate = ReadsFirst()  # one engine, one client: the reader's calls go before the sink's next one
-        sink = Sink(gate.writer(client), settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
+        # one engine, three handles: a batch's start and the reader's calls never wait for an insert
+        starts = await asyncio.to_thread(connect, settings.clickhouse_dsn, handle="sink-starts")
+        reading = await asyncio.to_thread(connect, settings.clickhouse_dsn, handle="reader")
+        sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
                     replace(sink_options(settings), announce=announce, landing=landing, stored=folds.stored,
-                            withdraw=cache.forget))
+                            withdraw=cache.forget, starts=starts))
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
-        running["reader"] = await reads.run(start_reader(gate.reader(client), settings, config, cache, folds))
+        running["reader"] = await reads.run(start_reader(reading, settings, config, cache, folds))
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                              "reader_port": settings.reader_port})
 

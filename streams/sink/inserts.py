@@ -81,7 +81,7 @@ def inline_rows(rows: Sequence[Sequence[Any]], check: Callable[[Sequence[Any]], 
 
 def embedded(client: Client) -> bool:
     """Whether ``client`` runs on the in-process chDB engine (a wrapper that passes attributes
-    through, as the reader's gate does, counts as its client)."""
+    through counts as its client)."""
     return isinstance(getattr(client, "_backend", None), ChdbBackend)
 
 

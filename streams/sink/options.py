@@ -38,6 +38,7 @@ class SinkOptions:
     budget_sweep_s: float = 30.0
     clock: Callable[[], float] = time.time  # the budget's day
     members: Path | None = None  # where this process holds its group slot (streams/group_predecessor.py)
+    starts: Client | None = None  # queries a batch's start beside the inserts of the one before (None: the sink's client)
 
 
 @dataclass

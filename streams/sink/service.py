@@ -230,7 +230,8 @@ class Sink:
         in_flight = behind.prepared.in_flight() if behind is not None and behind.prepared is not None else None
         prepared = None
         if behind is None or in_flight is not None:
-            prepared = await asyncio.to_thread(prepare_batch, self.client, [rows for _, rows in converted],
+            prepared = await asyncio.to_thread(prepare_batch, self.options.starts or self.client,
+                                               [rows for _, rows in converted],
                                                _timed(self.options.landing, started), self.options.stored,
                                                self.rows_cache, in_flight)
         return _Flight([record for record, _ in batch], converted, prepared, started)

@@ -201,3 +201,34 @@ def test_second_process_on_the_same_directory_gets_a_clear_error(dsn: str) -> No
     assert f"in use by process {holder.pid}" in refused[0]
     assert "one process per data directory" in refused[0]
     assert reopened == ["1"]
+
+
+def test_named_handles_share_the_engine_and_run_side_by_side(dsn: str) -> None:
+    """The embedded sink starts a batch on one handle while it inserts on another, and its reader
+    reads on a third: each sees what the others wrote, and a slow call on one does not hold the others."""
+    lines = _run(
+        """
+        import threading, time
+        writer, other = connect(DSN), connect(DSN, handle="other")
+        say(other is not writer and connect(DSN, handle="other") is other)
+        writer.command(EVENTS_DDL)
+        writer.insert("events", [["t", 1, "one", 1, 0]], column_names=COLUMNS)
+        say(other.query("SELECT body FROM events").result_rows)
+        finished = []
+        slow = threading.Thread(target=lambda: (writer.command(
+            "SELECT sum(sleepEachRow(0.01)) FROM numbers(100) SETTINGS max_block_size = 1"), finished.append("slow")))
+        slow.start()
+        deadline = time.monotonic() + 30
+        while not other.command("SELECT count() FROM system.processes WHERE query LIKE '%sleepEachRow(0.01)%' "
+                                "AND query NOT LIKE '%system.processes%'"):  # answered while the slow call runs
+            assert time.monotonic() < deadline and not finished, "the slow call was never seen running"
+        finished.append("other")
+        slow.join()
+        say(finished)
+        """,
+        dsn,
+    )
+
+    assert lines[0] == "True"
+    assert lines[1] == "[('one',)]"
+    assert lines[2] == "['other', 'slow']", "the other handle answered while the slow call ran (1 s)"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-from streams.reader.reads_first import ReadsFirst
 from streams.sink import inserts
 from streams.sink.inline_values import row_check
 from streams.sink.contexts import CONTEXT_COLUMNS
@@ -79,14 +78,6 @@ def test_a_batch_over_the_inline_bound_lands_the_native_way(clickhouse_dsn: str)
     assert inserts.inline_rows(big, lambda row: True, inserts.INLINE_MAX_BYTES) is None
     inserts.insert(client, "om_contexts", big, CONTEXT_COLUMNS)
     assert client.command("SELECT sum(length(windows)) FROM om_contexts") == 120_000
-
-
-def test_the_embedded_engine_is_recognised_through_the_readers_gate(clickhouse_dsn: str) -> None:
-    client = database_client(clickhouse_dsn)
-    gated = ReadsFirst().writer(client)
-    assert inserts.embedded(gated) == inserts.embedded(client) == clickhouse_dsn.startswith("chdb:")
-    inserts.insert(gated, "om_contexts", ROWS["om_contexts"][:1], CONTEXT_COLUMNS)
-    assert client.command("SELECT count() FROM om_contexts") == 1
 
 
 def test_a_value_json_would_store_differently_sends_the_insert_the_native_way(clickhouse_dsn: str) -> None:
