@@ -18,6 +18,7 @@ import asyncio
 import logging
 import resource
 import signal
+import sys
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -65,9 +66,15 @@ T = TypeVar("T")
 
 
 class ReaderLoop:
-    """An event loop on a thread of its own, for the embedded reader (and its waits' wake-ups)."""
+    """An event loop on a thread of its own, for the embedded reader (and its waits' wake-ups).
 
-    def __init__(self) -> None:
+    Its thread shares the interpreter lock with the worker's (the fold, the sink's writer, the
+    model's work), and a thread that wants the lock waits for the holder's switch interval: 5 ms by
+    default, several times per request. The process's interval is set to ``switch_interval_s``
+    (1 ms), so a read waits for the worker's Python work at most about that long per hand-over."""
+
+    def __init__(self, switch_interval_s: float = 0.001) -> None:
+        sys.setswitchinterval(min(sys.getswitchinterval(), switch_interval_s))
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="om-reader", daemon=True)
         self._thread.start()
