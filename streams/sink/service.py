@@ -61,7 +61,7 @@ from streams.sink.contexts import Announce
 from streams.sink.batches import Converted, collect
 from streams.sink.row_cache import RowCache
 from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
-from streams.sink.writer import Prepared, prepare_batch, write_batch
+from streams.sink.writer import InFlight, Prepared, prepare_batch, write_batch
 from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
 
@@ -70,13 +70,29 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class _Flight:
-    """A batch from its start to its commit; its write and commit run while the next is collected."""
+    """A batch from its start to its commit; written and committed while the next ones are collected."""
 
     records: list[ConsumerRecord]  # all of them, committed once the rows are written
     converted: list[tuple[ConsumerRecord, Rows]]
     prepared: Prepared | None  # its start (streams/sink/writer.py); None: it starts in its write
     started: float
-    task: asyncio.Task[Exception | None] | None = None
+
+
+@dataclass
+class _Failed:
+    group: list[_Flight]
+    error: Exception
+
+
+def _next_group(queue: list[_Flight]) -> list[_Flight]:
+    """The batches at the head of ``queue`` written as one: those started there (a batch that was
+    not, or that deletes, is written alone)."""
+    group = []
+    for flight in queue:
+        if flight.prepared is None or flight.prepared.start is None:
+            return group or [flight]
+        group.append(flight)
+    return group
 
 
 class Sink:
@@ -103,6 +119,8 @@ class Sink:
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self._slot: MemberSlot | None = None
+        self._queue: list[_Flight] = []  # started batches, in order, until committed (the first ones being written)
+        self._writer: asyncio.Task[_Failed | None] | None = None  # writes the queue (_drain)
 
     async def start(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
         """Join the group and run the loop as a task on the running event loop.
@@ -177,30 +195,25 @@ class Sink:
         return self._consumer
 
     async def _run(self) -> None:
-        """Collect a batch while the one before is written; start it (its shortcuts' rows announced,
-        :func:`~streams.sink.writer.prepare_batch`) before that one has landed; then land that one
-        and write this. Batches are written and committed in order, one at a time."""
-        flight: _Flight | None = None
+        """Collect batches while the ones before are written; start each at once (its shortcuts' rows
+        announced, :func:`~streams.sink.writer.prepare_batch`, counting every batch not yet landed);
+        write the started ones in order, as one write each time the write before ends."""
         try:
             while not self._stopping.is_set():
                 if self._budget is not None and time.monotonic() >= self._next_sweep:
                     await self._budget_notices(self._budget.sweep)
                     self._next_sweep = time.monotonic() + self._budget.sweep_s
                 batch = await self._collect()
-                if not batch:  # nothing came: land the batch before once its write ended (a failed one is retried)
-                    if flight is not None and flight.task is not None and flight.task.done():
-                        await self._land(flight)
-                        flight = None
-                    continue
-                ahead = await self._prepared(batch, flight)
-                if flight is not None:
-                    await self._land(flight)
-                flight = self._launch(ahead)
-            if flight is not None:
-                await self._land(flight)
+                await self._after_writes()
+                if batch:
+                    self._queue.append(await self._prepared(batch))
+                    self._write_queue()
+            while self._writer is not None:
+                await asyncio.wait({self._writer})
+                await self._after_writes()
         finally:
-            if flight is not None and flight.task is not None and not flight.task.done():
-                flight.task.cancel()  # the loop failed: no commit after it
+            if self._writer is not None and not self._writer.done():
+                self._writer.cancel()  # the loop failed: no commit after it
 
     async def _collect(self) -> list[Converted]:
         """The next batch, each record converted (:func:`streams.sink.batches.collect`)."""
@@ -214,10 +227,10 @@ class Sink:
         except (NotMaterialised, SchemaError, ValueError, TypeError) as error:
             return error
 
-    async def _prepared(self, batch: list[Converted], behind: _Flight | None) -> _Flight:
+    async def _prepared(self, batch: list[Converted]) -> _Flight:
         """``batch``'s refused records dead-lettered, and its start: the shortcuts' rows computed and
-        announced, counting the batch ``behind`` (being written) as stored. A batch behind one with a
-        deletion starts when that one has landed."""
+        announced, counting the batches queued before it (being written, or waiting) as stored. A
+        batch behind one that cannot have a batch started behind it (a deletion) starts in its write."""
         started = time.monotonic()
         converted: list[tuple[ConsumerRecord, Rows]] = []
         for record, outcome in batch:
@@ -227,56 +240,73 @@ class Sink:
                 self.stats.not_materialised += 1
             else:
                 await self._dead_letter(record, outcome, "decode" if _unparsable(outcome) else "validate")
-        in_flight = behind.prepared.in_flight() if behind is not None and behind.prepared is not None else None
+        behind = [flight.prepared for flight in self._queue]
+        in_flight = InFlight.of(behind) if all(p is not None for p in behind) else None  # type: ignore[arg-type]
         prepared = None
-        if behind is None or in_flight is not None:
+        if not behind or in_flight is not None:
             prepared = await asyncio.to_thread(prepare_batch, self.options.starts or self.client,
                                                [rows for _, rows in converted],
                                                _timed(self.options.landing, started), self.options.stored,
                                                self.rows_cache, in_flight)
         return _Flight([record for record, _ in batch], converted, prepared, started)
 
-    def _launch(self, flight: _Flight) -> _Flight:
-        flight.task = asyncio.create_task(self._attempt(flight), name="om-sink-write")
-        return flight
+    def _write_queue(self) -> None:
+        """Write the queued batches unless a write is under way, or one failed (:meth:`_after_writes`)."""
+        if self._writer is not None and self._writer.done() and self._writer.result() is None:
+            self._writer = None  # it had written everything queued then
+        if self._writer is None and self._queue:
+            self._writer = asyncio.create_task(self._drain(), name="om-sink-write")
 
-    async def _attempt(self, flight: _Flight) -> Exception | None:
-        """Write ``flight``'s batch once, then commit it; or the error that stopped the write (the
-        retries, which wait with the partitions paused, are :meth:`_land`'s, when nothing is collected)."""
-        try:
-            self.stats.rows += await asyncio.to_thread(
-                write_batch, self.client, [rows for _, rows in flight.converted], self.options.announce,
-                self.options.stored, self.rows_cache, self.options.withdraw,
-                _timed(self.options.landing, flight.started), flight.prepared)
-        except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
-            return error
-        await self._written(flight)
+    async def _drain(self) -> _Failed | None:
+        """Write and commit the queued batches in order, the started ones at the head as one write;
+        stop at a write that fails (its retries, which wait with the partitions paused, are
+        :meth:`_after_writes`'s, when nothing is collected)."""
+        while self._queue:
+            group = _next_group(self._queue)
+            prepared = [f.prepared for f in group]
+            try:
+                self.stats.rows += await asyncio.to_thread(
+                    write_batch, self.client, [rows for f in group for _, rows in f.converted], self.options.announce,
+                    self.options.stored, self.rows_cache, self.options.withdraw,
+                    _timed(self.options.landing, group[0].started),
+                    Prepared.merged(prepared) if prepared[0] is not None else None)  # type: ignore[arg-type]
+            except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
+                return _Failed(group, error)
+            await self._written(group)
+            del self._queue[:len(group)]
         return None
 
-    async def _land(self, flight: _Flight) -> None:
-        """Until ``flight``'s batch is written and committed, retrying a write that failed."""
-        assert flight.task is not None
-        failed = await flight.task
+    async def _after_writes(self) -> None:
+        """Once the writes under way ended: a failed one retried until it lands, and the rest of
+        the queue written."""
+        if self._writer is None or not self._writer.done():
+            return
+        failed, self._writer = self._writer.result(), None
         if failed is not None:
-            await self._write(flight.converted, failed)
-            await self._written(flight)
+            await self._write([c for flight in failed.group for c in flight.converted], failed.error)
+            await self._written(failed.group)
+            del self._queue[:len(failed.group)]
+        self._write_queue()
 
-    async def _written(self, flight: _Flight) -> None:
-        """What follows a batch's write: the budget's notices, recall's index, the commit;
-        ``om_sink_flush_seconds`` times each phase from the batch's start (the time to the announce
-        is what a read-your-writes wait waits for, the rest what the next batch queues behind)."""
-        SINK_FLUSH_SECONDS.labels(phase="written").observe(time.monotonic() - flight.started)
+    async def _written(self, group: list[_Flight]) -> None:
+        """What follows the write of ``group``'s batches: the budget's notices, recall's index, the
+        commit; ``om_sink_flush_seconds`` times each phase from each batch's start (the time to the
+        announce is what a read-your-writes wait waits for, the rest how far the writes lag)."""
+        for flight in group:
+            SINK_FLUSH_SECONDS.labels(phase="written").observe(time.monotonic() - flight.started)
+        records = [record for flight in group for record in flight.records]
         if self._budget is not None:
-            resources = ledger_resources(row for record, rows in flight.converted
+            resources = ledger_resources(row for flight in group for record, rows in flight.converted
                                          if record.topic == self.topics.results
                                          for row in rows.rows.get("om_model_calls", ()))
             if resources:
                 await self._budget_notices(lambda client: self._budget.after_batch(client, resources))
         if self.options.indexer is not None:
-            await self._index([r for r in flight.records if r.topic == self.topics.records])
-        await self._commit(flight.records)
-        SINK_FLUSH_SECONDS.labels(phase="committed").observe(time.monotonic() - flight.started)
-        self.stats.batches += 1
+            await self._index([r for r in records if r.topic == self.topics.records])
+        await self._commit(records)
+        for flight in group:
+            SINK_FLUSH_SECONDS.labels(phase="committed").observe(time.monotonic() - flight.started)
+        self.stats.batches += len(group)
 
     async def _write(self, converted: list[tuple[ConsumerRecord, Rows]], failed: Exception | None = None) -> None:
         """Write ``converted`` until ClickHouse takes it (``failed``: the error of a first attempt)."""

@@ -78,9 +78,28 @@ class Prepared:
     def in_flight(self) -> InFlight | None:
         """What the batch, while it is being written, means for the next one's start (None: the
         next one must wait for it: it deletes)."""
-        if self.start is None or self.cache is None:
-            return None
-        return InFlight(self.pending, frozenset(self.start.recomputed), self.cache)
+        return InFlight.of([self])
+
+    @staticmethod
+    def merged(started: Sequence[Prepared]) -> Prepared:
+        """Batches started one after another (each with the ones before it ``behind``), written as
+        one: their rows in order, each key's newest shortcut row, the keys any of them leaves to
+        the recompute, the events any handed over early."""
+        if len(started) == 1:
+            return started[0]
+        assert all(p.start is not None for p in started), "only started batches merge"
+        pending: dict[str, list[list]] = {}
+        newest: dict[ResourceKey, list[Any]] = {}
+        recomputed: dict[ResourceKey, None] = {}
+        for prepared in started:
+            for table, rows in prepared.pending.items():
+                pending.setdefault(table, []).extend(rows)
+            assert prepared.start is not None
+            newest.update(((row[1], row[0]), row) for row in prepared.start.rows)  # a later start's row is newer
+            recomputed.update(dict.fromkeys(prepared.start.recomputed))
+        handed = frozenset().union(*(p.start.handed for p in started if p.start is not None))
+        return Prepared(pending, _Start(list(newest.values()), list(recomputed), handed),
+                        tuple(key for p in started for key in p.early), started[0].cache)
 
 
 @dataclass(frozen=True)
@@ -91,6 +110,16 @@ class InFlight:
     pending: Mapping[str, Sequence[Sequence[Any]]]
     recomputed: frozenset[ResourceKey]
     cache: Pinned  # the row cache as it saw it: the next batch's start holds only while this is current
+
+    @staticmethod
+    def of(started: Sequence[Prepared]) -> InFlight | None:
+        """The batches ``started`` (in order, none landed yet) as one, for the next start; None if
+        one of them cannot have a batch started behind it (it deletes, or was not started itself)."""
+        if not started or any(p.start is None or p.cache is None for p in started):
+            return None
+        merged = Prepared.merged(started)
+        assert merged.start is not None and merged.cache is not None
+        return InFlight(merged.pending, frozenset(merged.start.recomputed), merged.cache)
 
 
 def prepare_batch(client: Client, batch: Sequence[Rows], landing: Announce | None = None,
@@ -149,11 +178,11 @@ class _Announcers(NamedTuple):
 
 class _Start(NamedTuple):
     """The shortcuts' rows of a segment (announced), the keys they leave to the recompute, and the
-    (resource, lookup key) pairs they show."""
+    event rows handed to the waits with them (by identity: handed once, not again after the insert)."""
 
     rows: list[list[Any]]
     recomputed: list[ResourceKey]
-    shown: set[ResourceKey]
+    handed: frozenset[int]
 
 
 def _gathered(batch: Sequence[Rows]) -> dict[str, list[list]]:
@@ -208,16 +237,18 @@ def _begin(client: Client, pending: dict[str, list[list]], deleted: set[tuple[st
     if rows and cache is not None:  # the next batch's start may bring them forward before they are inserted
         cache.inserted(rows)
 
+    handed = [event for event in events if (event[0], event[1]) in shown]
+
     def announced() -> None:  # a wait they end returns these rows; they are inserted later
         early.extend(key for _, key in shown)
         landing(rows)
         if stored is not None:
-            stored([event for event in events if (event[0], event[1]) in shown])
+            stored(handed)
     if not rows or landing is None or (cache is not None and not cache.while_current(announced)):
-        shown = set()
+        handed = []
     elif cache is None:
         announced()
-    return _Start(rows, [*full, *((keys | deleted) - status_only - forward)], shown)
+    return _Start(rows, [*full, *((keys | deleted) - status_only - forward)], frozenset(map(id, handed)))
 
 
 def _finish(client: Client, pending: dict[str, list[list]], deleted: set[tuple[str, str]], start: _Start,
@@ -235,7 +266,7 @@ def _finish(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
                         announce, cache)
     if events:
         if stored is not None:  # the rows written show these events: a wait may end before their insert
-            stored([event for event in events if (event[0], event[1]) not in start.shown])
+            stored([event for event in events if id(event) not in start.handed])
         insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
     calls = pending.get("om_model_calls")

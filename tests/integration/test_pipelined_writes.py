@@ -25,7 +25,7 @@ from streams.sink.contexts import context_rows
 from streams.sink.row_cache import RowCache
 from processors.config import OMConfig
 from streams.sink.rows import Rows
-from streams.sink.writer import Prepared, prepare_batch, write_batch
+from streams.sink.writer import InFlight, Prepared, prepare_batch, write_batch
 from tests.integration.om_pipeline import Conversation, database_client
 from tests.integration.test_context_rows import SunkFuzz, _tap
 
@@ -136,6 +136,35 @@ def _write_each_started_during_the_one_before(client: Any, batches: list[list[Ro
     assert started_inside >= len(batches) // 3, "most starts must run inside the write before"
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_batches_started_one_behind_another_then_written_as_one(clickhouse_dsn, seed, monkeypatch) -> None:
+    """The sink starts every batch it collects while a write is under way, each counting all the
+    batches not yet landed, and writes the started ones together once that write ends
+    (``Prepared.merged``): every stored row equals a recompute, and every event is handed to the
+    waits exactly once."""
+    client, rows_cache, cache = database_client(clickhouse_dsn), RowCache(), ContextCache()
+    rng, batches = random.Random(seed), _batches(seed, monkeypatch, 2)
+    handed: list[int] = []
+    stored = lambda events: handed.extend(id(event) for event in events)  # noqa: E731
+    at, merged = 0, 0
+    while at < len(batches):
+        group = batches[at:at + rng.randint(1, 4)]
+        at += len(group)
+        started: list[Prepared] = []
+        for batch in group:
+            started.append(prepare_batch(client, batch, landing=cache.landing, stored=stored, cache=rows_cache,
+                                         behind=InFlight.of(started)))
+        merged += len(group) > 1 and all(p.start is not None and p.start.rows for p in started)
+        write_batch(client, [item for batch in group for item in batch], announce=cache.written, stored=stored,
+                    cache=rows_cache, landing=cache.landing, prepared=Prepared.merged(started))
+        stored_row, = stored_context_rows(client, [KEY])
+        assert stored_row[:-1] == context_rows(client, [KEY])[0][:-1], f"seed {seed}, after batch {at}"
+        events = [id(row) for batch in group for item in batch for row in item.rows.get("om_events", ())]
+        assert sorted(handed) == sorted(events), "each event handed to the waits once"
+        handed.clear()
+    assert merged >= 3, "several groups of started batches must be written as one"
+
+
 def test_a_start_built_on_a_batch_whose_write_failed_is_withdrawn_and_done_again(clickhouse_dsn,
                                                                                 monkeypatch) -> None:
     client, rows_cache, cache = database_client(clickhouse_dsn), RowCache(), ContextCache()
@@ -185,9 +214,9 @@ def test_a_start_built_on_a_batch_whose_write_failed_is_withdrawn_and_done_again
 
 async def test_the_sink_announces_a_batch_while_the_one_before_is_still_being_inserted(kafka_bootstrap, clickhouse_dsn,
                                                                                        new_topic) -> None:
-    """The real loop (streams/sink/service.py): while a batch's insert is held, the next batch is
-    collected and its rows announced; once the hold is let go both land, in order, as a recompute
-    would write them."""
+    """The real loop (streams/sink/service.py): while a batch's insert is held, the next batches
+    are collected and their rows announced, each counting the ones before; once the hold is let go
+    they land, in order, as a recompute would write them."""
     import asyncio
     import threading
 
@@ -216,13 +245,17 @@ async def test_the_sink_announces_a_batch_while_the_one_before_is_still_being_in
                 assert released.wait(30)
             return client.command(sql, *args, **kwargs)
 
+    seen: set[str] = set()
+
     def landing(rows) -> None:
-        if any(row[0] == "thread:b" for row in rows):
+        seen.update(row[0] for row in rows)
+        if {"thread:b", "thread:c"} <= seen:
             announced.set()
 
-    first, second = Conversation(OMConfig()), Conversation(OMConfig())
+    first, second, third = Conversation(OMConfig()), Conversation(OMConfig()), Conversation(OMConfig())
     first.talk(4, thread="a", resource="r")
     second.talk(4, thread="b", resource="r")
+    third.talk(4, thread="c", resource="r")
     sink = Sink(Holding(), kafka_bootstrap, topics, SinkOptions(group_id=f"sink-{new_topic.__name__}-pipe",
                                                                max_wait_ms=50, consumer=FAST_SINK, landing=landing))
     await sink.start()
@@ -238,15 +271,17 @@ async def test_the_sink_announces_a_batch_while_the_one_before_is_still_being_in
         consumer.getmany = watched
         total = await publish(kafka_bootstrap, topics, first)
         assert await asyncio.to_thread(reached.wait, 30), "the first batch's insert began"
-        await asyncio.wait_for(idle.wait(), 10)  # and the sink found nothing more for a while, then:
-        total += await publish(kafka_bootstrap, topics, second)
-        assert await asyncio.to_thread(announced.wait, 20), "the next batch was announced while the insert was held"
+        for conversation in (second, third):  # each after the sink found nothing more for a while
+            idle.clear()
+            await asyncio.wait_for(idle.wait(), 10)
+            total += await publish(kafka_bootstrap, topics, conversation)
+        assert await asyncio.to_thread(announced.wait, 20), "the next batches were announced while the insert was held"
         assert not released.is_set()
         released.set()
         await wait_committed(kafka_bootstrap, sink.options.group_id, topics, total, 60)
     finally:
         released.set()
         await sink.stop()
-    for key in (("r", "thread:a"), ("r", "thread:b")):
+    for key in (("r", "thread:a"), ("r", "thread:b"), ("r", "thread:c")):
         stored, = stored_context_rows(client, [key])
         assert stored[:-1] == context_rows(client, [key])[0][:-1], key
