@@ -333,8 +333,8 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
     @app.task
     async def load_model_library() -> None:
         """The model library's import (seconds of CPU, in a thread) as the worker starts, not in the
-        first job's time: a job that makes an agent wait should not wait for an import too; nor, at
-        1,000 messages/s, should every other message wait behind it on these two cores."""
+        first job's time: a job that makes an agent wait should not wait for an import too, nor should
+        a worker already under load take the burst (streams/llm/client.py warms the first call too)."""
         load = getattr(llm, "load", None)  # test doubles have none
         if load is not None:
             try:

@@ -151,7 +151,8 @@ class LiteLLMClient:
         completion = _litellm_completion()
         offline = {(role, plain) for role, model in warm
                    if provider_of(plain := to_litellm_model(model).partition("?")[0]) == OFFLINE_PROVIDER}
-        _warm(completion, [self.request_kwargs(ModelCall(role=role, model=model, messages=[{"role": "user", "content": ""}]))
+        empty = [{"role": "user", "content": ""}]
+        _warm(completion, [self.request_kwargs(ModelCall(role=role, model=model, messages=empty))
                            for role, model in sorted(offline)])
         return completion
 
