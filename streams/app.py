@@ -62,6 +62,7 @@ from streams.internal_topics import (
     MAX_RECORD_BYTES, STATE_TABLE, Role, app_id, changelog_config, changelog_topic, install_assignment_guard,
 )
 from streams.llm.client import LiteLLMClient
+from streams.llm.endpoints import configured_models
 from streams.llm.jobs import run_job
 from streams.recovery import PromptTableManager
 from streams.restart import error_name, restart_in_place
@@ -332,11 +333,12 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
     @app.task
     async def load_model_library() -> None:
         """The model library's import (seconds of CPU, in a thread) as the worker starts, not in the
-        first job's time: a job that makes an agent wait should not wait for an import too."""
+        first job's time: a job that makes an agent wait should not wait for an import too, nor should
+        a worker already under load take the burst (streams/llm/client.py warms the first call too)."""
         load = getattr(llm, "load", None)  # test doubles have none
         if load is not None:
             try:
-                await load()
+                await load(warm=configured_models(config))
             except Exception as error:  # noqa: BLE001 - the first call tries again and fails with its reason
                 log.warning("om.llm.load_failed", extra={"error": error_name(error)})
 

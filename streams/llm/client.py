@@ -22,7 +22,10 @@ Rules this file keeps (issue 24):
 litellm is imported in a thread, by the ``llm`` role as it starts (:meth:`LiteLLMClient.load`) or
 else on the first call: its import is most of a worker's start-up (seconds of CPU), and the
 processor, which never calls a model, must not wait for it after a restart; done on the event loop
-it would stall every agent meanwhile.
+it would stall every agent meanwhile. litellm imports more on its first call (~0.5 s of CPU: its
+logging, cost and provider modules), so ``load`` also makes one call, in the same thread, to each
+offline model the worker will call, under its plain name (no fault plan is counted or waited on);
+a provider's model is never called before a job asks.
 """
 
 from __future__ import annotations
@@ -33,14 +36,15 @@ import os
 import random
 import time
 from dataclasses import replace
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read when litellm is imported
 
-from processors.model_port import ModelCall, ModelCallError, ModelReply  # noqa: E402
+from processors.model_port import ModelCall, ModelCallError, ModelReply, Role  # noqa: E402
 from streams import metrics, tracing  # noqa: E402
 from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
 from streams.llm.models import (  # noqa: E402
+    OFFLINE_PROVIDER,
     max_output_cap,
     provider_kwargs,
     provider_of,
@@ -59,6 +63,16 @@ def _litellm_completion() -> Completion:
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
     litellm.set_verbose = False
     return litellm.acompletion
+
+
+def _warm(completion: Completion, calls: list[dict[str, Any]]) -> None:
+    """One call per request, on an event loop of this thread's own: what litellm imports on its
+    first call is imported here, not in a job's time on the worker's loop."""
+    async def run() -> None:
+        for kwargs in calls:
+            await completion(**kwargs)
+
+    asyncio.run(run())
 
 
 class LiteLLMClient:
@@ -122,15 +136,25 @@ class LiteLLMClient:
             raise self._cut_off(call, {**kwargs, "max_tokens": raised}, total)
         return total
 
-    async def load(self) -> Completion:
+    async def load(self, warm: Iterable[tuple[Role, str]] = ()) -> Completion:
         """litellm's ``acompletion``, imported once in a thread however many calls wait for it (the
-        ``llm`` role starts it as the worker starts: streams/app.py)."""
+        ``llm`` role starts it as the worker starts, with its configured ``(role, model)`` pairs to
+        ``warm``: streams/app.py). Only the offline models among them are called, each once."""
         if self._completion is not None:  # given, or loaded before
             return self._completion
         if self._loading is None:
-            self._loading = asyncio.ensure_future(asyncio.to_thread(_litellm_completion))
+            self._loading = asyncio.ensure_future(asyncio.to_thread(self._import, list(warm)))
         self._completion = await asyncio.shield(self._loading)
         return self._completion
+
+    def _import(self, warm: list[tuple[Role, str]]) -> Completion:
+        completion = _litellm_completion()
+        offline = {(role, plain) for role, model in warm
+                   if provider_of(plain := to_litellm_model(model).partition("?")[0]) == OFFLINE_PROVIDER}
+        empty = [{"role": "user", "content": ""}]
+        _warm(completion, [self.request_kwargs(ModelCall(role=role, model=model, messages=empty))
+                           for role, model in sorted(offline)])
+        return completion
 
     def request_kwargs(self, call: ModelCall) -> dict[str, Any]:
         """Everything passed to ``litellm.acompletion`` for ``call`` (exposed for tests and logs)."""

@@ -68,6 +68,13 @@ def endpoints_for(api_base: str, api_key: str, config: OMConfig | None,
     return Endpoints(default, by_role, by_model)
 
 
+def configured_models(config: OMConfig) -> list[tuple[str, str]]:
+    """Every ``(role, model)`` the Observer and Reflector may call, each tier of a tiered model."""
+    return [(role, name) for role, model in (("observer", config.observer_model()),
+                                             ("reflector", config.reflector_model()))
+            for name in _model_names(model)]
+
+
 def _model_names(model: Any) -> list[str]:
     if hasattr(model, "models"):
         return [str(m) for m in model.models()]

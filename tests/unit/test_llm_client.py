@@ -165,3 +165,46 @@ async def test_load_keeps_a_given_completion_and_imports_once_for_many_callers(m
     client = LiteLLMClient()
     loaded = await asyncio.gather(client.load(), client.load(), client.load())
     assert loaded == [given] * 3 and imports == [1]
+
+
+def test_load_warms_the_offline_models_so_the_first_call_imports_nothing():
+    """What litellm imports on its first call (~0.5 s of CPU) is paid in ``load``'s thread as the
+    worker starts, not by the first job on the worker's loop (in a fresh process: this one's
+    litellm is warm already)."""
+    import subprocess
+    import sys
+
+    from streams.settings import PROJECT_ROOT
+
+    code = """
+import asyncio, sys
+from processors.model_port import ModelCall
+from streams.llm.client import LiteLLMClient
+
+async def main(warm):
+    client = LiteLLMClient()
+    await client.load(warm=[("observer", "om-deterministic/observer")] if warm else [])
+    before = set(sys.modules)
+    await client.complete(ModelCall(role="observer", model="om-deterministic/observer",
+                                    messages=[{"role": "user", "content": "**User (09:00)**: hi"}]))
+    print(len(set(sys.modules) - before))
+
+asyncio.run(main(sys.argv[1] == "warm"))
+"""
+    new = {mode: int(subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True,
+                                    cwd=PROJECT_ROOT).stdout.strip().splitlines()[-1]) for mode in ("cold", "warm")}
+    assert new["cold"] > 10 and new["warm"] < new["cold"] / 10
+
+
+async def test_load_calls_only_offline_models_by_their_plain_names(monkeypatch):
+    """A fault plan on the model name (``?fail=…&times=N``) is not spent by the warm-up (the plain
+    name carries none), and a provider's model is never called before a job asks."""
+    called: list[str] = []
+
+    async def completion(**kwargs):
+        called.append(kwargs["model"])
+
+    monkeypatch.setattr("streams.llm.client._litellm_completion", lambda: completion)
+    await LiteLLMClient().load(warm=[("observer", "om-deterministic/observer?fail=429&times=1"),
+                                     ("reflector", "om-deterministic/reflector"), ("observer", "openai/gpt-4o")])
+    assert called == ["om-deterministic/observer", "om-deterministic/reflector"]

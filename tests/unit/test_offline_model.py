@@ -101,3 +101,32 @@ def test_reflector_keeps_a_fact_that_only_less_lasting_or_scattered_clauses_repe
         "* 🟡 (10:11) Assistant: mention Tomás's shellfish allergy when booking",
     ])
     assert "allergic to shellfish" in compress(repeated_by_the_assistant, 4)
+
+
+def test_every_relative_date_rule_starts_with_a_letter_the_scan_looks_for():
+    """The combined scan skips every place whose next character is not in ``_FIRSTS``: a rule
+    starting otherwise would never be found."""
+    import re._parser as sre  # the pattern's own parse: each alternative's first character
+
+    from streams.llm.deterministic.relative_dates import _FIRSTS, _RULES
+
+    def firsts(items) -> set[str]:
+        for op, av in items:
+            if op is sre.AT:  # \b takes no character
+                continue
+            if op is sre.SUBPATTERN:
+                return firsts(av[3])
+            if op is sre.BRANCH:
+                return set().union(*(firsts(branch) for branch in av[1]))
+            if op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
+                return firsts(av[2])
+            if op is sre.LITERAL:
+                return {chr(av).lower()}
+            if op is sre.IN and av == [(sre.CATEGORY, sre.CATEGORY_DIGIT)]:
+                return {"\\d"}
+            return {f"unexpected {op}"}
+        return set()
+
+    starts = set().union(*(firsts(sre.parse(pattern.pattern)) for pattern, _ in _RULES))
+    assert starts <= set(_FIRSTS.replace("\\d", "")) | {"\\d"}, starts
+    assert starts == set(_FIRSTS.replace("\\d", "")) | {"\\d"}  # and none more than needed

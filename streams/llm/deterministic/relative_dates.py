@@ -67,9 +67,12 @@ _RULES: tuple[tuple[re.Pattern[str], Rule], ...] = (
 )
 
 
-_ANY = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in _RULES), re.I)
+_FIRSTS = r"tyinlobu\d"  # what each rule's first word starts with (tests/unit/test_offline_model.py checks)
+_ANY = re.compile(rf"\b(?=[{_FIRSTS}])(?:" + "|".join(f"(?:{pattern.pattern})" for pattern, _ in _RULES) + ")", re.I)
 """Every rule at once: the alternation finds the earliest position any rule matches at, and there
-the first rule in order, which is the rule the rules tried one by one would pick."""
+the first rule in order, which is the rule the rules tried one by one would pick. Every rule starts
+``\\b`` and one of :data:`_FIRSTS`: the look-ahead passes every other place at once instead of
+trying each rule's start there (half the scan of a 1 kB message)."""
 
 
 def resolve(text: str, day: date) -> Resolved | None:
