@@ -65,7 +65,8 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         reading = await asyncio.to_thread(connect, settings.clickhouse_dsn, handle="reader")
         sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
                     replace(sink_options(settings), announce=announce, landing=landing, stored=folds.stored,
-                            withdraw=cache.forget, starts=starts))
+                            withdraw=cache.forget, starts=starts,
+                            gather_ms=settings.commit_interval_ms))  # its reader has the rows before their insert
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
         running["reader"] = await reads.run(start_reader(reading, settings, config, cache, folds))

@@ -39,6 +39,7 @@ class SinkOptions:
     clock: Callable[[], float] = time.time  # the budget's day
     members: Path | None = None  # where this process holds its group slot (streams/group_predecessor.py)
     starts: Client | None = None  # queries a batch's start beside the inserts of the one before (None: the sink's client)
+    gather_ms: int = 0  # started batches wait up to this long to be written together (see streams/sink/service.py)
 
 
 @dataclass

@@ -22,6 +22,11 @@ Guarantees:
   shortcut rows are computed and announced to the embedded reader
   (:func:`streams.sink.writer.prepare_batch`), so a read-your-writes wait never queues behind the
   inserts of the batch before. A failed write is retried only while nothing is being collected.
+* **Writes gather where nobody waits for them** (``gather_ms``, the embedded worker's). Its reader
+  is handed a started batch's rows before their insert, so the insert can wait: the started batches
+  are written together once the oldest has waited ``gather_ms``, fewer and larger parts for the
+  same rows. A batch with a key whose row needs a recompute after the inserts (what a wait on it
+  waits for), or one that was not started, is written at once with everything before it.
 * **Poison never stalls.** A record of the pipeline's own topics that cannot be decoded goes to the
   dead-letter topic with the reason; a record ClickHouse refuses while ClickHouse is otherwise healthy is isolated by writing
   the batch record by record, and dead-lettered too. Its offset is then committed like any other.
@@ -35,6 +40,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -121,6 +127,7 @@ class Sink:
         self._slot: MemberSlot | None = None
         self._queue: list[_Flight] = []  # started batches, in order, until committed (the first ones being written)
         self._writer: asyncio.Task[_Failed | None] | None = None  # writes the queue (_drain)
+        self._queued = asyncio.Event()  # a batch was queued (a gathering writer looks again)
 
     async def start(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
         """Join the group and run the loop as a task on the running event loop.
@@ -208,6 +215,7 @@ class Sink:
                 if batch:
                     self._queue.append(await self._prepared(batch))
                     self._write_queue()
+            self._queued.set()  # stopping: nothing gathers any longer
             while self._writer is not None:
                 await asyncio.wait({self._writer})
                 await self._after_writes()
@@ -256,12 +264,18 @@ class Sink:
             self._writer = None  # it had written everything queued then
         if self._writer is None and self._queue:
             self._writer = asyncio.create_task(self._drain(), name="om-sink-write")
+        self._queued.set()  # a gathering writer looks at the queue again
 
     async def _drain(self) -> _Failed | None:
         """Write and commit the queued batches in order, the started ones at the head as one write;
         stop at a write that fails (its retries, which wait with the partitions paused, are
         :meth:`_after_writes`'s, when nothing is collected)."""
         while self._queue:
+            if (gather_s := self._gather_s()) > 0:
+                self._queued.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._queued.wait(), gather_s)
+                continue
             group = _next_group(self._queue)
             prepared = [f.prepared for f in group]
             try:
@@ -275,6 +289,16 @@ class Sink:
             await self._written(group)
             del self._queue[:len(group)]
         return None
+
+    def _gather_s(self) -> float:
+        """How much longer the queue may wait to be written: until its oldest batch has waited
+        ``gather_ms``; none once a batch in it has a key waiting on a recompute, or was not started,
+        or the sink stops."""
+        if not self.options.gather_ms or self._stopping.is_set():
+            return 0.0
+        if any(f.prepared is None or f.prepared.start is None or f.prepared.start.recomputed for f in self._queue):
+            return 0.0
+        return self.options.gather_ms / 1000 - (time.monotonic() - self._queue[0].started)
 
     async def _after_writes(self) -> None:
         """Once the writes under way ended: a failed one retried until it lands, and the rest of

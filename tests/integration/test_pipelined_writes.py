@@ -285,3 +285,65 @@ async def test_the_sink_announces_a_batch_while_the_one_before_is_still_being_in
     for key in (("r", "thread:a"), ("r", "thread:b"), ("r", "thread:c")):
         stored, = stored_context_rows(client, [key])
         assert stored[:-1] == context_rows(client, [key])[0][:-1], key
+
+
+async def test_with_gather_ms_started_batches_are_announced_at_once_and_written_together(kafka_bootstrap,
+                                                                                        clickhouse_dsn,
+                                                                                        new_topic) -> None:
+    """``gather_ms`` (the embedded worker's): batches collected one after another are each announced
+    as they come, and written as one write once the oldest has waited ``gather_ms``."""
+    import asyncio
+    import threading
+
+    from streams.sink.service import Sink, SinkOptions
+    from tests.integration.om_pipeline import FAST_SINK, make_topics, publish, wait_committed
+
+    client = database_client(clickhouse_dsn)
+    topics = await make_topics(new_topic, partitions=1)
+    inserts: list[int] = []  # rows per om_messages insert
+    seen: list[tuple[str, int]] = []  # (lookup key, om_messages inserts made when it was announced)
+    lock = threading.Lock()
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def insert(self, table: str, data: Any, *args: Any, **kwargs: Any) -> Any:
+            if table == "om_messages":
+                with lock:
+                    inserts.append(len(data))
+            return client.insert(table, data, *args, **kwargs)
+
+        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("INSERT INTO om_messages"):
+                with lock:
+                    inserts.append(sql.count("\n"))
+            return client.command(sql, *args, **kwargs)
+
+    def landing(rows) -> None:
+        with lock:
+            seen.extend((row[0], len(inserts)) for row in rows)
+
+    conversations = [Conversation(OMConfig()) for _ in range(3)]
+    for conversation, thread in zip(conversations, "abc", strict=True):
+        conversation.talk(2, thread=thread, resource="r")
+    sink = Sink(Counting(), kafka_bootstrap, topics, SinkOptions(group_id=f"sink-{new_topic.__name__}-gather",
+                                                                max_wait_ms=50, consumer=FAST_SINK, landing=landing,
+                                                                gather_ms=5000))
+    await sink.start()
+    total = 0
+    try:
+        for conversation, thread in zip(conversations, "abc", strict=True):
+            total += await publish(kafka_bootstrap, topics, conversation)
+            deadline = asyncio.get_running_loop().time() + 10
+            while not any(key == f"thread:{thread}" for key, _ in seen):
+                assert asyncio.get_running_loop().time() < deadline, f"thread {thread} was never announced"
+                await asyncio.sleep(0.01)
+        assert all(made == 0 for _, made in seen), "each batch announced before any was written"
+        await wait_committed(kafka_bootstrap, sink.options.group_id, topics, total, 30)
+    finally:
+        await sink.stop()
+    assert len(inserts) == 1, f"the three batches gathered into one write, not {len(inserts)}"
+    for thread in "abc":
+        stored, = stored_context_rows(client, [("r", f"thread:{thread}")])
+        assert stored[:-1] == context_rows(client, [("r", f"thread:{thread}")])[0][:-1], thread
