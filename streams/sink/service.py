@@ -45,7 +45,6 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -60,6 +59,7 @@ from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, le
 from streams.metrics import SINK_FLUSH_SECONDS
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
+from streams.sink.flights import Failed, Flight, gather_left, next_group
 from streams.sink.group import Revocations, report_failure
 from streams.sink.indexing import snapshot_of
 from streams.sink.options import SinkOptions, SinkStats
@@ -72,33 +72,6 @@ from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class _Flight:
-    """A batch from its start to its commit; written and committed while the next ones are collected."""
-
-    records: list[ConsumerRecord]  # all of them, committed once the rows are written
-    converted: list[tuple[ConsumerRecord, Rows]]
-    prepared: Prepared | None  # its start (streams/sink/writer.py); None: it starts in its write
-    started: float
-
-
-@dataclass
-class _Failed:
-    group: list[_Flight]
-    error: Exception
-
-
-def _next_group(queue: list[_Flight]) -> list[_Flight]:
-    """The batches at the head of ``queue`` written as one: those started there (a batch that was
-    not, or that deletes, is written alone)."""
-    group = []
-    for flight in queue:
-        if flight.prepared is None or flight.prepared.start is None:
-            return group or [flight]
-        group.append(flight)
-    return group
 
 
 class Sink:
@@ -125,8 +98,8 @@ class Sink:
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self._slot: MemberSlot | None = None
-        self._queue: list[_Flight] = []  # started batches, in order, until committed (the first ones being written)
-        self._writer: asyncio.Task[_Failed | None] | None = None  # writes the queue (_drain)
+        self._queue: list[Flight] = []  # started batches, in order, until committed (the first ones being written)
+        self._writer: asyncio.Task[Failed | None] | None = None  # writes the queue (_drain)
         self._queued = asyncio.Event()  # a batch was queued (a gathering writer looks again)
 
     async def start(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
@@ -235,7 +208,7 @@ class Sink:
         except (NotMaterialised, SchemaError, ValueError, TypeError) as error:
             return error
 
-    async def _prepared(self, batch: list[Converted]) -> _Flight:
+    async def _prepared(self, batch: list[Converted]) -> Flight:
         """``batch``'s refused records dead-lettered, and its start: the shortcuts' rows computed and
         announced, counting the batches queued before it (being written, or waiting) as stored. A
         batch behind one that cannot have a batch started behind it (a deletion) starts in its write."""
@@ -256,7 +229,7 @@ class Sink:
                                                [rows for _, rows in converted],
                                                _timed(self.options.landing, started), self.options.stored,
                                                self.rows_cache, in_flight)
-        return _Flight([record for record, _ in batch], converted, prepared, started)
+        return Flight([record for record, _ in batch], converted, prepared, started)
 
     def _write_queue(self) -> None:
         """Write the queued batches unless a write is under way, or one failed (:meth:`_after_writes`)."""
@@ -266,17 +239,18 @@ class Sink:
             self._writer = asyncio.create_task(self._drain(), name="om-sink-write")
         self._queued.set()  # a gathering writer looks at the queue again
 
-    async def _drain(self) -> _Failed | None:
+    async def _drain(self) -> Failed | None:
         """Write and commit the queued batches in order, the started ones at the head as one write;
         stop at a write that fails (its retries, which wait with the partitions paused, are
         :meth:`_after_writes`'s, when nothing is collected)."""
         while self._queue:
-            if (gather_s := self._gather_s()) > 0:
+            if (gather_s := 0.0 if self._stopping.is_set() else
+                    gather_left(self._queue, self.options.gather_ms, time.monotonic())) > 0:
                 self._queued.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._queued.wait(), gather_s)
                 continue
-            group = _next_group(self._queue)
+            group = next_group(self._queue)
             prepared = [f.prepared for f in group]
             try:
                 self.stats.rows += await asyncio.to_thread(
@@ -285,20 +259,10 @@ class Sink:
                     _timed(self.options.landing, group[0].started),
                     Prepared.merged(prepared) if prepared[0] is not None else None)  # type: ignore[arg-type]
             except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
-                return _Failed(group, error)
+                return Failed(group, error)
             await self._written(group)
             del self._queue[:len(group)]
         return None
-
-    def _gather_s(self) -> float:
-        """How much longer the queue may wait to be written: until its oldest batch has waited
-        ``gather_ms``; none once a batch in it has a key waiting on a recompute, or was not started,
-        or the sink stops."""
-        if not self.options.gather_ms or self._stopping.is_set():
-            return 0.0
-        if any(f.prepared is None or f.prepared.start is None or f.prepared.start.recomputed for f in self._queue):
-            return 0.0
-        return self.options.gather_ms / 1000 - (time.monotonic() - self._queue[0].started)
 
     async def _after_writes(self) -> None:
         """Once the writes under way ended: a failed one retried until it lands, and the rest of
@@ -312,7 +276,7 @@ class Sink:
             del self._queue[:len(failed.group)]
         self._write_queue()
 
-    async def _written(self, group: list[_Flight]) -> None:
+    async def _written(self, group: list[Flight]) -> None:
         """What follows the write of ``group``'s batches: the budget's notices, recall's index, the
         commit; ``om_sink_flush_seconds`` times each phase from each batch's start (the time to the
         announce is what a read-your-writes wait waits for, the rest how far the writes lag)."""
