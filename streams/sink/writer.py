@@ -25,6 +25,14 @@ batch inserts, so they are computed first and handed to ``landing`` and their ev
 the batch is still being written, its inserts no longer on the wait's path. They are inserted with
 the others, in the order above; a write that fails after announcing them hands their keys to
 ``withdraw`` (the reader's cache drops them, and reads the tables again), and is retried.
+
+That start may even run before the batches ahead of it have landed (:func:`prepare_batch` with
+them ``behind``: the sink starts each batch as it is collected, and writes the started ones
+together, :meth:`Prepared.merged`). Their rows then count as stored: the rows they brought forward
+are in the row cache from the moment they were computed, their messages' versions and observation
+rows join the doubts query's answer, and a key whose row one of them recomputes is recomputed by
+this batch too. A start whose row cache was dropped meanwhile (a batch ahead failed, partitions were
+revoked) announces nothing more, and its write withdraws what it did announce and starts over.
 """
 
 from __future__ import annotations
