@@ -277,6 +277,8 @@ def _finish(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             stored([event for event in events if id(event) not in start.handed])
         insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
+        if stored is not None and start.handed:  # again, now in the table: a wait that began after the
+            stored([event for event in events if id(event) in start.handed])  # hand-over and looked too soon
     calls = pending.get("om_model_calls")
     if calls:  # no context row reads the ledger: after the wake, not before it
         insert(client, "om_model_calls", calls, COLUMNS["om_model_calls"])

@@ -185,3 +185,57 @@ async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being
         released.set()
         await writing
     assert "m1" in _stored_messages(client)
+
+
+async def test_a_wait_that_begins_after_the_hand_over_ends_when_the_events_land(clickhouse_dsn) -> None:
+    """The sink handed a turn's row and fold early; a wait that registers only afterwards, and looks
+    before the fold's event is in the table, is woken again once it is (not at its timeout)."""
+    import asyncio
+    import threading
+    import time
+
+    from streams.reader import Reader
+    from streams.reader.fold_watch import FoldWatch
+
+    client, rows_cache = database_client(clickhouse_dsn), RowCache()
+    conversation = Conversation(OMConfig())
+    write_batch(client, conversation.sunk_turn(0, 1), cache=rows_cache)
+    folds = FoldWatch(asyncio.get_running_loop())
+    reader = Reader(client, conversation.config, cache=ContextCache(), folds=folds)  # a cache with no entry yet
+    released, announced = threading.Event(), threading.Event()
+
+    class Holding:
+        """The client, holding the events' insert until the test lets it go."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+            if sql.startswith("INSERT INTO om_events"):
+                assert released.wait(30)
+            return client.command(sql, *args, **kwargs)
+
+        def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
+            if table == "om_events":
+                assert released.wait(30)
+            return client.insert(table, *args, **kwargs)
+
+    def landing(rows) -> None:
+        folds.rows_written(rows)
+        announced.set()
+
+    writing = asyncio.create_task(asyncio.to_thread(
+        write_batch, Holding(), conversation.sunk_turn(1, 2), landing=landing, stored=folds.stored, cache=rows_cache))
+    try:
+        assert await asyncio.to_thread(announced.wait, 10)
+        waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id="m1", timeout=20))
+        await asyncio.sleep(0.2)  # it registered, looked, and found no fold stored yet
+        assert not waiting.done()
+        started = time.monotonic()
+        released.set()
+        waited = await asyncio.wait_for(waiting, 20)
+        assert waited.messages[-1].id == "m1"
+        assert time.monotonic() - started < 5, "woken when the fold's event landed, not at the wait's timeout"
+    finally:
+        released.set()
+        await writing
