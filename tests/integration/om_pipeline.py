@@ -9,6 +9,7 @@ final state without the streaming runtime. Temporal-gap signals the core inserts
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -85,6 +86,33 @@ class Conversation:
                           thread=thread, resource=resource)
             self.messages.append((event_key(msg, self.config), msg))
             self.feed(msg)
+
+
+class HoldingInserts:
+    """``client`` with every insert into ``table`` held until ``released`` is set (``reached`` is set
+    when the first one comes): a write stopped half-way, to look at what was announced before it."""
+
+    def __init__(self, client: Client, table: str, released: threading.Event,
+                 reached: threading.Event | None = None) -> None:
+        self._client, self._table, self._released = client, table, released
+        self.reached = reached if reached is not None else threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def _hold(self) -> None:
+        self.reached.set()
+        assert self._released.wait(30), "the test never let the insert go"
+
+    def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
+        if table == self._table:
+            self._hold()
+        return self._client.insert(table, *args, **kwargs)
+
+    def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        if sql.startswith(f"INSERT INTO {self._table}"):
+            self._hold()
+        return self._client.command(sql, *args, **kwargs)
 
 
 def fresh_topics(names: dict[str, str]) -> Topics:

@@ -19,7 +19,7 @@ from streams.sink.contexts import context_rows
 from streams.sink.row_cache import RowCache
 from streams.sink.rows import OBSERVED_VERSION, Rows
 from streams.sink.writer import write_batch
-from tests.integration.om_pipeline import Conversation, database_client
+from tests.integration.om_pipeline import Conversation, HoldingInserts, database_client
 
 pytestmark = pytest.mark.integration
 KEY = ("r", "thread:t")
@@ -143,24 +143,6 @@ async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being
     reader = Reader(client, conversation.config, cache=cache, folds=folds)
     released, reached = threading.Event(), threading.Event()
 
-    class Holding:
-        """The client, holding the batch's first insert until the test releases it."""
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(client, name)
-
-        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-            if sql.startswith("INSERT INTO om_messages"):
-                reached.set()
-                assert released.wait(30)
-            return client.command(sql, *args, **kwargs)
-
-        def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
-            if table == "om_messages":
-                reached.set()
-                assert released.wait(30)
-            return client.insert(table, *args, **kwargs)
-
     def announce(rows) -> None:
         cache.written(rows)
         folds.rows_written(rows)
@@ -172,7 +154,8 @@ async def test_a_wait_ends_on_the_row_handed_over_while_the_batch_is_still_being
     batch = conversation.sunk_turn(1, 2)
     waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id="m1", timeout=30))
     await asyncio.sleep(0.05)  # parked (the test holds either way)
-    writing = asyncio.create_task(asyncio.to_thread(write_batch, Holding(), batch, announce=announce,
+    holding = HoldingInserts(client, "om_messages", released, reached)
+    writing = asyncio.create_task(asyncio.to_thread(write_batch, holding, batch, announce=announce,
                                                     landing=landing, stored=folds.stored, cache=rows_cache))
     try:
         waited = await asyncio.wait_for(waiting, 10)
@@ -204,28 +187,13 @@ async def test_a_wait_that_begins_after_the_hand_over_ends_when_the_events_land(
     reader = Reader(client, conversation.config, cache=ContextCache(), folds=folds)  # a cache with no entry yet
     released, announced = threading.Event(), threading.Event()
 
-    class Holding:
-        """The client, holding the events' insert until the test lets it go."""
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(client, name)
-
-        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-            if sql.startswith("INSERT INTO om_events"):
-                assert released.wait(30)
-            return client.command(sql, *args, **kwargs)
-
-        def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
-            if table == "om_events":
-                assert released.wait(30)
-            return client.insert(table, *args, **kwargs)
-
     def landing(rows) -> None:
         folds.rows_written(rows)
         announced.set()
 
-    writing = asyncio.create_task(asyncio.to_thread(
-        write_batch, Holding(), conversation.sunk_turn(1, 2), landing=landing, stored=folds.stored, cache=rows_cache))
+    writing = asyncio.create_task(asyncio.to_thread(write_batch, HoldingInserts(client, "om_events", released),
+                                                    conversation.sunk_turn(1, 2), landing=landing,
+                                                    stored=folds.stored, cache=rows_cache))
     try:
         assert await asyncio.to_thread(announced.wait, 10)
         waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id="m1", timeout=20))

@@ -222,29 +222,11 @@ async def test_the_sink_announces_a_batch_while_the_one_before_is_still_being_in
     import threading
 
     from streams.sink.service import Sink, SinkOptions
-    from tests.integration.om_pipeline import FAST_SINK, make_topics, publish, wait_committed
+    from tests.integration.om_pipeline import FAST_SINK, HoldingInserts, make_topics, publish, wait_committed
 
     client = database_client(clickhouse_dsn)
     topics = await make_topics(new_topic, partitions=1)
     released, reached, announced = threading.Event(), threading.Event(), threading.Event()
-
-    class Holding:
-        """The client, holding the first ``om_messages`` insert until the test lets it go."""
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(client, name)
-
-        def insert(self, table: str, *args: Any, **kwargs: Any) -> Any:
-            if table == "om_messages" and not reached.is_set():
-                reached.set()
-                assert released.wait(30)
-            return client.insert(table, *args, **kwargs)
-
-        def command(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-            if sql.startswith("INSERT INTO om_messages") and not reached.is_set():
-                reached.set()
-                assert released.wait(30)
-            return client.command(sql, *args, **kwargs)
 
     seen: set[str] = set()
 
@@ -257,10 +239,12 @@ async def test_the_sink_announces_a_batch_while_the_one_before_is_still_being_in
     first.talk(4, thread="a", resource="r")
     second.talk(4, thread="b", resource="r")
     third.talk(4, thread="c", resource="r")
-    sink = Sink(Holding(), kafka_bootstrap, topics, SinkOptions(group_id=f"sink-{new_topic.__name__}-pipe",
-                                                               max_wait_ms=50, consumer=FAST_SINK, landing=landing))
+    holding = HoldingInserts(client, "om_messages", released, reached)
+    sink = Sink(holding, kafka_bootstrap, topics, SinkOptions(group_id=f"sink-{new_topic.__name__}-pipe",
+                                                              max_wait_ms=50, consumer=FAST_SINK, landing=landing))
     await sink.start()
     try:
+        await _assigned(sink)
         consumer, idle = sink._consumer, asyncio.Event()
         fetch = consumer.getmany
 
@@ -334,6 +318,7 @@ async def test_with_gather_ms_started_batches_are_announced_at_once_and_written_
     await sink.start()
     total = 0
     try:
+        await _assigned(sink)
         for conversation, thread in zip(conversations, "abc", strict=True):
             total += await publish(kafka_bootstrap, topics, conversation)
             deadline = asyncio.get_running_loop().time() + 10
@@ -348,3 +333,15 @@ async def test_with_gather_ms_started_batches_are_announced_at_once_and_written_
     for thread in "abc":
         stored, = stored_context_rows(client, [("r", f"thread:{thread}")])
         assert stored[:-1] == context_rows(client, [("r", f"thread:{thread}")])[0][:-1], thread
+
+
+async def _assigned(sink: Any, deadline_s: float = 30.0) -> None:
+    """Until the sink's consumer has its partitions (a fresh broker's group coordinator can take a
+    while; a rebalance in the middle would rightly drop what was started, not what these tests check)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + deadline_s
+    while not sink._consumer.assignment():
+        assert loop.time() < deadline, "the sink was never assigned its partitions"
+        await asyncio.sleep(0.02)
