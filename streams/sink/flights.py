@@ -39,6 +39,13 @@ def next_group(queue: list[Flight]) -> list[Flight]:
     return group
 
 
+def group_start(group: list[Flight]) -> Prepared | None:
+    """What ``group`` (:func:`next_group`) is written with: its batches' starts as one, or None for
+    a batch that was not started (it is alone)."""
+    started = [flight.prepared for flight in group if flight.prepared is not None]
+    return Prepared.merged(started) if len(started) == len(group) else None
+
+
 def gather_left(queue: list[Flight], gather_ms: int, now: float) -> float:
     """Seconds the queue may still wait to be written (``now``: monotonic): until its oldest batch
     has waited ``gather_ms``; none once a batch in it has a key waiting on a recompute after the

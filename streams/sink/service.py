@@ -59,15 +59,16 @@ from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, le
 from streams.metrics import SINK_FLUSH_SECONDS
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
-from streams.sink.flights import Failed, Flight, gather_left, next_group
+from streams.sink.flights import Failed, Flight, gather_left, group_start, next_group
 from streams.sink.group import Revocations, report_failure
 from streams.sink.indexing import snapshot_of
 from streams.sink.options import SinkOptions, SinkStats
+from streams.sink.outage import clickhouse_healthy, paused_wait
 from streams.sink.contexts import Announce
 from streams.sink.batches import Converted, collect
 from streams.sink.row_cache import RowCache
-from streams.sink.rows import TABLE_ORDER, Rows, delta_rows, event_rows, message_rows, result_rows
-from streams.sink.writer import InFlight, Prepared, prepare_batch, write_batch
+from streams.sink.rows import Rows, delta_rows, event_rows, message_rows, result_rows
+from streams.sink.writer import InFlight, prepare_batch, write_batch
 from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
 
@@ -221,10 +222,9 @@ class Sink:
                 self.stats.not_materialised += 1
             else:
                 await self._dead_letter(record, outcome, "decode" if _unparsable(outcome) else "validate")
-        behind = [flight.prepared for flight in self._queue]
-        in_flight = InFlight.of(behind) if all(p is not None for p in behind) else None  # type: ignore[arg-type]
+        in_flight = InFlight.of([flight.prepared for flight in self._queue])
         prepared = None
-        if not behind or in_flight is not None:
+        if not self._queue or in_flight is not None:
             prepared = await asyncio.to_thread(prepare_batch, self.options.starts or self.client,
                                                [rows for _, rows in converted],
                                                _timed(self.options.landing, started), self.options.stored,
@@ -251,13 +251,11 @@ class Sink:
                     await asyncio.wait_for(self._queued.wait(), gather_s)
                 continue
             group = next_group(self._queue)
-            prepared = [f.prepared for f in group]
             try:
                 self.stats.rows += await asyncio.to_thread(
                     write_batch, self.client, [rows for f in group for _, rows in f.converted], self.options.announce,
                     self.options.stored, self.rows_cache, self.options.withdraw,
-                    _timed(self.options.landing, group[0].started),
-                    Prepared.merged(prepared) if prepared[0] is not None else None)  # type: ignore[arg-type]
+                    _timed(self.options.landing, group[0].started), group_start(group))
             except Exception as error:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
                 return Failed(group, error)
             await self._written(group)
@@ -309,12 +307,12 @@ class Sink:
                     return
                 except Exception as refused:  # noqa: BLE001 - any ClickHouse failure is retried or isolated
                     error = refused
-            if await self._clickhouse_healthy() and len(converted) > 0:
+            if await clickhouse_healthy(self.client) and len(converted) > 0:
                 await self._write_one_by_one(converted)
                 return
             self.stats.retries += 1
             log.warning("sink.clickhouse.unavailable", extra={"error": type(error).__name__, "retry_in_s": delay})
-            await self._paused_wait(delay)
+            await paused_wait(self._require_consumer(), delay)
             delay = min(delay * 2, self.options.retry_max_s)
             error = None
 
@@ -352,31 +350,9 @@ class Sink:
                                                            self.options.stored, self.rows_cache, self.options.withdraw,
                                                            self.options.landing)
             except Exception as error:  # noqa: BLE001 - decided by the health probe below
-                if not await self._clickhouse_healthy():
+                if not await clickhouse_healthy(self.client):
                     raise
                 await self._dead_letter(record, error, "apply")
-
-    async def _clickhouse_healthy(self) -> bool:
-        """Reachable, and every table there: only then is a refused record the record's fault."""
-        try:
-            present = await asyncio.to_thread(
-                self.client.command,
-                "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}",
-                parameters={"names": [*TABLE_ORDER, "om_contexts"]},
-            )
-        except Exception:  # noqa: BLE001 - unhealthy is the answer, whatever the error
-            return False
-        return int(present) == len(TABLE_ORDER) + 1
-
-    async def _paused_wait(self, seconds: float) -> None:
-        """Wait while staying in the group: poll paused partitions instead of sleeping."""
-        consumer = self._require_consumer()
-        assigned = consumer.assignment()
-        consumer.pause(*assigned)
-        try:
-            await consumer.getmany(timeout_ms=int(seconds * 1000))
-        finally:
-            consumer.resume(*consumer.assignment())
 
     async def _commit(self, batch: list[ConsumerRecord]) -> None:
         offsets: dict[TopicPartition, int] = {}

@@ -120,12 +120,13 @@ class InFlight:
     cache: Pinned  # the row cache as it saw it: the next batch's start holds only while this is current
 
     @staticmethod
-    def of(started: Sequence[Prepared]) -> InFlight | None:
+    def of(started: Sequence[Prepared | None]) -> InFlight | None:
         """The batches ``started`` (in order, none landed yet) as one, for the next start; None if
         one of them cannot have a batch started behind it (it deletes, or was not started itself)."""
-        if not started or any(p.start is None or p.cache is None for p in started):
+        ready = [p for p in started if p is not None and p.start is not None and p.cache is not None]
+        if not started or len(ready) < len(started):
             return None
-        merged = Prepared.merged(started)
+        merged = Prepared.merged(ready)
         assert merged.start is not None and merged.cache is not None
         return InFlight(merged.pending, frozenset(merged.start.recomputed), merged.cache)
 
