@@ -98,6 +98,37 @@ async def test_deterministic_provider_fails_twice_with_429_then_answers():
     assert '* 🔴 (17:33) User stated: "hello there"' in reply.text
 
 
+async def test_the_offline_model_answers_off_the_event_loop(monkeypatch):
+    """Its string rules take milliseconds on a long prompt: they run in a thread, as a provider's answer
+    comes over a socket, so the worker's loop (fold, sink) goes on meanwhile. Here the answer cannot
+    finish until a coroutine on the loop has run: on the loop itself it would never finish."""
+    import threading
+    from streams.llm.deterministic import provider
+
+    answering, loop_ran = threading.Event(), threading.Event()
+    real_answer = provider.answer
+
+    def answer_once_the_loop_runs(*args, **kwargs):
+        answering.set()
+        assert loop_ran.wait(timeout=5), "the loop did not run while the offline model answered"
+        return real_answer(*args, **kwargs)
+
+    monkeypatch.setattr(provider, "answer", answer_once_the_loop_runs)
+
+    async def mark() -> None:  # runs on the loop once the answer has begun
+        while not answering.is_set():
+            await asyncio.sleep(0.001)
+        loop_ran.set()
+
+    client = LiteLLMClient(RetryPolicy(max_retries=0), sleep=_no_sleep)
+    marker = asyncio.ensure_future(mark())
+    reply = await client.complete(ModelCall(role="observer", model="om-deterministic/echo", messages=[
+        {"role": "system", "content": "x"}, {"role": "user", "content": "task"},
+        {"role": "user", "content": "## New Message History to Observe\nDec 4 2024:\nUser (5:33 PM): hello there"}]))
+    await marker
+    assert '* 🔴 (17:33) User stated: "hello there"' in reply.text and reply.attempts == 1
+
+
 @pytest.mark.parametrize("fail, transient, attempts", [("500", True, 3), ("503", True, 3), ("timeout", True, 3), ("400", False, 1)])
 async def test_deterministic_faults_classified(fail, transient, attempts):
     client = LiteLLMClient(RetryPolicy(max_retries=2), sleep=_no_sleep)

@@ -49,7 +49,9 @@ class DeterministicModel(CustomLLM):
         model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
         logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any,
     ) -> ModelResponse:
-        plan, text = self._prepare(model, messages, optional_params or {})
+        # in a thread, as a provider's answer comes over a socket: the string rules take milliseconds
+        # on a long prompt, which on the loop would stall the worker's fold and sink (streams/app.py)
+        plan, text = await asyncio.to_thread(self._prepare, model, messages, optional_params or {})
         await asyncio.sleep(plan.wait_s([_text(m) for m in messages]))
         return _response(model_response, text, messages)
 
