@@ -44,6 +44,9 @@ from clickhouse_connect.driver.client import Client
 from streams.reader.queries import ResourceKey, head_fields
 from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS,
                                WORKING_MEMORY_COLUMNS)
+from streams.sink.window_parses import WindowParses
+
+PARSES = WindowParses()  # the windows this process brought forward last, parsed (streams/sink/window_parses.py)
 
 _RESOURCE, _THREAD, _ID, _KEY, _ROLE, _CREATED, _PARTS, _MODEL, _METADATA, _MESSAGE_RESOURCE, _VERSION, _REFUSED = (
     MESSAGE_COLUMNS.index(c) for c in MESSAGE_COLUMNS)
@@ -117,7 +120,7 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
 
     def parsed(key: ResourceKey) -> dict[str, list[dict[str, Any]]]:
         if key not in windows:
-            windows[key] = orjson.loads(stored[key][_WINDOWS])
+            windows[key] = PARSES.parsed(stored[key][_WINDOWS])
         return windows[key]
 
     shown = {(key[1], message["id"]) for key, head in heads.items() if head.moved
@@ -145,7 +148,9 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
         if head.moved:
             _move_head(brought, parsed(key), key, head, observed, pending.get("om_working_memory", ()))
         if key in windows:
-            brought[_WINDOWS] = orjson.dumps({t: w for t, w in sorted(windows[key].items()) if w}).decode()
+            kept = {t: w for t, w in sorted(windows[key].items()) if w}
+            brought[_WINDOWS] = orjson.dumps(kept).decode()
+            PARSES.record(brought[_WINDOWS], kept)
         rows.append(brought)
     return rows, sorted(full)
 

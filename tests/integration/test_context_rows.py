@@ -34,6 +34,7 @@ from streams.reader import queries
 from streams.reader.queries import stored_context_rows
 from streams.sink.contexts import backfill, context_rows
 from streams.sink.rows import Rows, delta_rows, event_rows, message_rows
+from streams.sink.context_appends import PARSES
 from streams.sink.row_cache import RowCache
 from streams.sink.writer import write_batch
 from tests.integration.om_pipeline import (
@@ -92,6 +93,7 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
     readers = (Reader(client, fuzz.config), Reader(client, fuzz.config, cache=cache))
     rng = random.Random(seed)
     numbers, written, observed_states = list(range(fuzz.steps)), 0, 0
+    parses_served = PARSES.hits
     while numbers or fuzz.jobs:
         if numbers:
             take = numbers[:rng.randint(1, 6)]
@@ -111,6 +113,8 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
         assert stored[:-1] == context_rows(client, [("r", "thread:t")])[0][:-1]  # what a recompute writes
         observed_states += bool(expected.continuation) and bool(expected.messages)
     assert observed_states >= 2, "the seed must be checked with observations and a window"
+    # a remembered row's window is not parsed again (streams/sink/window_parses.py)
+    assert (PARSES.hits > parses_served) == remembered
 
     write_batch(client, fuzz.rows, announce=cache.written, cache=rows_cache)  # a redelivery of everything
     for reader in readers:

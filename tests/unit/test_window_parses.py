@@ -1,0 +1,56 @@
+"""streams/sink/window_parses.py: a recorded column's parse is served by identity, as a copy, bounded."""
+
+import orjson
+
+from streams.sink.window_parses import WindowParses
+
+
+def _column(thread: str, n: int) -> tuple[str, dict]:
+    windows = {thread: [{"id": f"m{i}", "created_at": i, "parts": [{"type": "text", "text": "x" * 10}]} for i in range(n)]}
+    return orjson.dumps(windows).decode(), windows
+
+
+def test_a_recorded_column_is_served_from_memory_and_equals_its_parse(monkeypatch) -> None:
+    parses = WindowParses()
+    column, windows = _column("t", 3)
+    parses.record(column, windows)
+    monkeypatch.setattr(orjson, "loads", lambda _: (_ for _ in ()).throw(AssertionError("parsed again")))
+    assert parses.parsed(column) == windows and parses.hits == 1
+
+
+def test_the_same_text_in_another_string_is_parsed_not_looked_up() -> None:
+    parses = WindowParses()
+    column, windows = _column("t", 3)
+    parses.record(column, windows)
+    other = "".join(list(column))  # equal text, another object
+    assert other == column and other is not column
+    assert parses.parsed(other) == windows and parses.hits == 0
+
+
+def test_a_caller_changing_its_windows_does_not_change_the_memory() -> None:
+    parses = WindowParses()
+    column, windows = _column("t", 2)
+    parses.record(column, windows)
+    mine = parses.parsed(column)
+    mine["t"] = []
+    mine["u"] = [{"id": "x"}]
+    assert parses.parsed(column) == orjson.loads(column)
+
+
+def test_bounded_by_characters_least_recently_used_dropped_first() -> None:
+    first, second, third = (_column(t, 5) for t in "abc")
+    parses = WindowParses(max_chars=len(first[0]) + len(second[0]) + len(third[0]) - 1)
+    parses.record(*first)
+    parses.record(*second)
+    parses.parsed(first[0])  # first is now the most recently used
+    parses.record(*third)  # over the bound: second goes
+    hits = parses.hits
+    parses.parsed(second[0])
+    assert parses.hits == hits
+    parses.parsed(first[0])
+    parses.parsed(third[0])
+    assert parses.hits == hits + 2
+    too_big = WindowParses(max_chars=10)
+    too_big.record(*first)
+    too_big.parsed(first[0])
+    assert too_big.hits == 0
