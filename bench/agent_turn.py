@@ -10,7 +10,10 @@ send of the user message, then the context read, then the reply sent. Two ways t
   stored it (for callers that need the processor's decisions).
 
 Baselines from the same run: a bare acknowledged produce plus a bare ``GET /healthz`` on the same
-reader, by as many concurrent callers as the turns; the ratio is what the read path adds. Worker CPU per read comes from ``/proc/<pid>/stat``.
+reader, by as many concurrent callers as the turns; the ratio is what the read path adds. Worker CPU
+per turn comes from ``/proc/<pid>/stat``, counted until the worker is quiet again after the phase:
+the pipeline's work on a phase's messages is that phase's cost, and each phase starts from a quiet
+worker.
 
 Then the read alone (issue 19 item 1's targets): ``GET …/context`` over HTTP on the threads the turns
 built, at concurrency 1 and 32, beside a bare ``GET /healthz`` at the same concurrency, with the
@@ -156,7 +159,11 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
                     for first in range(0, threads, level):
                         await asyncio.gather(*(_conversation(client, prefix, t, turns, own, samples)
                                                for t in range(first, min(threads, first + level))))
-                cpu, wall = cpu_seconds(handle.proc.pid) - cpu0, time.perf_counter() - wall0
+                wall = time.perf_counter() - wall0
+                # the pipeline's work on this phase's messages (folds, Observer cycles, context rows) is
+                # its cost too, and must not land in the next phase's figures: wait until it is done
+                await settled([handle.proc.pid])
+                cpu = cpu_seconds(handle.proc.pid) - cpu0
                 p99, base99 = percentile(samples, 99), percentile(base, 99)
                 label = "send + context (own writes)" if own else "send + context (wait)      "
                 print(f"  {label}  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "

@@ -5,7 +5,10 @@ A batch is up to ``max_batch`` records, each converted to its rows (or the error
 waiting at most ``max_wait_ms`` for the first; while the batch holds only chat messages, up
 to ``max_wait_ms`` after them for more (the processor's records of those messages, which
 follow within tens of ms); then taking what keeps arriving within ``linger_ms``, unless
-every chat message in the batch already has its fold's status (:mod:`streams.sink.fold_gaps`).
+every chat message in the batch already has its fold's status (:mod:`streams.sink.fold_gaps`),
+and for no longer than ``linger_ms`` after the first of the processor's records came: on busy
+topics records never stop coming, and a batch kept open for the next messages' folds (which need
+the processor's next commit) held the announce of the folds it had, up to ``max_wait_ms``.
 
 A batch closes as soon as the records stop coming, so a quiet pipeline's records reach the
 tables one flush after they are committed, not ``max_wait_ms`` later; under load the
@@ -18,6 +21,7 @@ flush starts without the linger, which an agent waiting on it would pay."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,9 +42,9 @@ async def collect(consumer: Any, convert: Callable[[ConsumerRecord], Rows | Exce
     records: list[Converted] = []
     folded = False  # a record of the processor's (events, records, results) is in the batch
     gaps = FoldGaps()
-    deadline = time.monotonic() + max_wait_ms / 1000
+    deadline = _now() + max_wait_ms / 1000
     while len(records) < max_batch and not stopping.is_set() and not gaps.closed:
-        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        remaining_ms = math.ceil((deadline - _now()) * 1000)
         if remaining_ms <= 0:
             break
         lingering = bool(records) and folded
@@ -49,7 +53,7 @@ async def collect(consumer: Any, convert: Callable[[ConsumerRecord], Rows | Exce
         if lingering and not got:
             break
         if got and not records:  # the messages' folds get a whole max_wait, however late they came
-            deadline = time.monotonic() + max_wait_ms / 1000
+            deadline = _now() + max_wait_ms / 1000
         for partition_records in got.values():
             for record in partition_records:
                 converted = convert(record)
@@ -59,5 +63,11 @@ async def collect(consumer: Any, convert: Callable[[ConsumerRecord], Rows | Exce
                         gaps.message(converted)
                     elif record.topic == topics.events:
                         gaps.event(converted)
-            folded = folded or any(r.topic != topics.messages for r in partition_records)
+            if not folded and any(r.topic != topics.messages for r in partition_records):
+                folded = True  # from now on the batch closes within linger_ms, however busy the topics
+                deadline = min(deadline, _now() + linger_ms / 1000)
     return records
+
+
+def _now() -> float:
+    return time.monotonic()

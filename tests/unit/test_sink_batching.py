@@ -112,3 +112,30 @@ async def test_a_batch_whose_messages_all_have_their_folds_closes_without_linger
     consumer = _Consumer({"e0": _events(1, of=7)}, {"m0": _messages(7)}, {}, {"e0": _events(3)})
     assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 7], "a fold may come before its message"
     assert len(consumer.timeouts) == 2
+
+
+async def test_a_batch_closes_within_linger_ms_of_its_first_fold_however_busy_the_topics(monkeypatch) -> None:
+    """Records arrive every 4 ms (under the 10 ms linger): two chat messages, the fold of the first,
+    then the next messages, whose folds (and the second's) need the processor's next commit. The batch closes 10 ms
+    after the fold came, not at max_wait_ms once those folds come or the topics go quiet."""
+    from streams.sink import batches
+
+    clock = {"now": 1000.0}
+    monkeypatch.setattr(batches, "_now", lambda: clock["now"])
+
+    class _Busy(_Consumer):
+        async def getmany(self, timeout_ms: int, max_records: int) -> dict[str, list[Any]]:
+            if timeout_ms < 4:  # the next record comes 4 ms later: after this poll's timeout
+                self.timeouts.append(timeout_ms)
+                clock["now"] += timeout_ms / 1000
+                return {}
+            clock["now"] += 0.004
+            return await super().getmany(timeout_ms, max_records)
+
+    answers = [{"m0": _messages(1)}, {"m0": _messages(2)}, {"e0": _events(100, of=1)},
+               *({"m0": _messages(n)} for n in range(3, 40))]
+    consumer = _Busy(*answers)
+    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 2, 100, 3, 4], \
+        "two more records (8 ms) after the fold, not the next ones"
+    assert len(consumer.timeouts) == 6 and all(t <= 10 for t in consumer.timeouts[3:]), \
+        "each poll after the fold waits only for what is left of the 10 ms"
