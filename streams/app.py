@@ -334,11 +334,12 @@ def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, to
     async def load_model_library() -> None:
         """The model library's import (seconds of CPU, in a thread) as the worker starts, not in the
         first job's time: a job that makes an agent wait should not wait for an import too, nor should
-        a worker already under load take the burst (streams/llm/client.py warms the first call too)."""
+        a worker already under load take the burst. Not at all when every model is offline
+        (streams/llm/client.py)."""
         load = getattr(llm, "load", None)  # test doubles have none
         if load is not None:
             try:
-                await load(warm=configured_models(config))
+                await load(configured_models(config))
             except Exception as error:  # noqa: BLE001 - the first call tries again and fails with its reason
                 log.warning("om.llm.load_failed", extra={"error": error_name(error)})
 

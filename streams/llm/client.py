@@ -4,8 +4,9 @@ It maps Mastra model names, sends the temperature the call carries (the role def
 ``processors/config/roles.py``),
 sets the output cap (the call's, else the model's known limit, else ``default_output_tokens``),
 sends each role to its endpoint (streams/llm/endpoints.py) with its timeout, and reports usage,
-attempts and the finish reason on every reply. The deterministic provider is registered on first
-use of an ``om-deterministic/…`` model.
+attempts and the finish reason on every reply. The offline models (``om-deterministic/…``) are
+answered in-process (streams/llm/deterministic/offline.py), not through litellm: same answers and
+faults, without litellm's ~2.6 ms of CPU per call.
 
 Rules this file keeps (issue 24):
 
@@ -19,13 +20,11 @@ Rules this file keeps (issue 24):
   never prompt or answer text, never the key — and counts in the metrics (streams/metrics.py) by
   role and model. litellm prints nothing to stdout.
 
-litellm is imported in a thread, by the ``llm`` role as it starts (:meth:`LiteLLMClient.load`) or
-else on the first call: its import is most of a worker's start-up (seconds of CPU), and the
-processor, which never calls a model, must not wait for it after a restart; done on the event loop
-it would stall every agent meanwhile. litellm imports more on its first call (~0.5 s of CPU: its
-logging, cost and provider modules), so ``load`` also makes one call, in the same thread, to each
-offline model the worker will call, under its plain name (no fault plan is counted or waited on);
-a provider's model is never called before a job asks.
+litellm is imported in a thread, by the ``llm`` role as it starts (:meth:`LiteLLMClient.load`) when a
+configured model is a provider's, or else on the first call to one: its import is most of a
+worker's start-up (seconds of CPU), and the processor, which never calls a model, must not wait for
+it after a restart; done on the event loop it would stall every agent meanwhile. A worker whose
+models are all offline never imports it.
 """
 
 from __future__ import annotations
@@ -50,6 +49,7 @@ from streams.llm.models import (  # noqa: E402
     provider_of,
     to_litellm_model,
 )
+from streams.llm.deterministic import offline  # noqa: E402
 from streams.llm.retry import RetryError, RetryPolicy, with_retry  # noqa: E402
 from streams.llm.usage import usage_of  # noqa: E402
 
@@ -65,14 +65,14 @@ def _litellm_completion() -> Completion:
     return litellm.acompletion
 
 
-def _warm(completion: Completion, calls: list[dict[str, Any]]) -> None:
-    """One call per request, on an event loop of this thread's own: what litellm imports on its
-    first call is imported here, not in a job's time on the worker's loop."""
-    async def run() -> None:
-        for kwargs in calls:
-            await completion(**kwargs)
+def _import_litellm() -> Completion:
+    """litellm's ``acompletion``, with the offline models registered as its provider too (for callers
+    of litellm itself: the workers' client answers them in-process)."""
+    completion = _litellm_completion()
+    from streams.llm.deterministic.provider import register
 
-    asyncio.run(run())
+    register()
+    return completion
 
 
 class LiteLLMClient:
@@ -94,6 +94,7 @@ class LiteLLMClient:
         self._sleep = sleep
         self._rng = rng
         self._completion = completion
+        self._given = completion is not None  # a test's or a cassette's: every call goes to it
         self._loading: asyncio.Task[Completion] | None = None
         self.timeouts = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
         self.endpoints = endpoints or Endpoints()
@@ -118,10 +119,9 @@ class LiteLLMClient:
 
     @tracing.traced_call
     async def complete(self, call: ModelCall) -> ModelReply:
-        if self._completion is None:
-            await self.load()
         kwargs = self.request_kwargs(call)
-        reply = await self._send(call, kwargs)
+        completion = await self._completion_for(kwargs)
+        reply = await self._send(call, kwargs, completion)
         if reply.finish_reason != "length" or call.cut_off_ok:
             return reply
         cap = kwargs.get("max_tokens")
@@ -130,39 +130,38 @@ class LiteLLMClient:
             raise self._cut_off(call, kwargs, reply)
         log.warning("om.llm.call.truncated", extra=_fields(call, kwargs, max_tokens=cap, raised_to=raised,
                                                              output_tokens=reply.usage.output_tokens))
-        again = await self._send(call, {**kwargs, "max_tokens": raised})
+        again = await self._send(call, {**kwargs, "max_tokens": raised}, completion)
         total = replace(again, usage=reply.usage + again.usage, attempts=reply.attempts + again.attempts)
         if again.finish_reason == "length":
             raise self._cut_off(call, {**kwargs, "max_tokens": raised}, total)
         return total
 
-    async def load(self, warm: Iterable[tuple[Role, str]] = ()) -> Completion:
-        """litellm's ``acompletion``, imported once in a thread however many calls wait for it (the
-        ``llm`` role starts it as the worker starts, with its configured ``(role, model)`` pairs to
-        ``warm``: streams/app.py). Only the offline models among them are called, each once."""
+    async def _completion_for(self, kwargs: Mapping[str, Any]) -> Completion:
+        """A given completion; else the offline models answered in-process (litellm's own mock is
+        litellm's); else litellm's."""
+        if self._given:
+            return self._completion  # type: ignore[return-value]
+        if provider_of(kwargs["model"]) == OFFLINE_PROVIDER and "mock_response" not in kwargs:
+            return offline.complete
+        return await self.load()
+
+    async def load(self, models: Iterable[tuple[Role, str]] | None = None) -> Completion | None:
+        """litellm's ``acompletion``, imported once in a thread however many calls wait for it. The
+        ``llm`` role calls it as the worker starts with its configured ``(role, model)`` pairs
+        (streams/app.py): when all of them are offline models, which never go through litellm,
+        nothing is imported (None)."""
         if self._completion is not None:  # given, or loaded before
             return self._completion
+        if models is not None and all(provider_of(to_litellm_model(model)) == OFFLINE_PROVIDER for _, model in models):
+            return None
         if self._loading is None:
-            self._loading = asyncio.ensure_future(asyncio.to_thread(self._import, list(warm)))
+            self._loading = asyncio.ensure_future(asyncio.to_thread(_import_litellm))
         self._completion = await asyncio.shield(self._loading)
         return self._completion
-
-    def _import(self, warm: list[tuple[Role, str]]) -> Completion:
-        completion = _litellm_completion()
-        offline = {(role, plain) for role, model in warm
-                   if provider_of(plain := to_litellm_model(model).partition("?")[0]) == OFFLINE_PROVIDER}
-        empty = [{"role": "user", "content": ""}]
-        _warm(completion, [self.request_kwargs(ModelCall(role=role, model=model, messages=empty))
-                           for role, model in sorted(offline)])
-        return completion
 
     def request_kwargs(self, call: ModelCall) -> dict[str, Any]:
         """Everything passed to ``litellm.acompletion`` for ``call`` (exposed for tests and logs)."""
         model = to_litellm_model(call.model)
-        if provider_of(model) == "om-deterministic":
-            from streams.llm.deterministic.provider import register
-
-            register()
         kwargs: dict[str, Any] = {
             "model": model, "messages": call.messages, "drop_params": True, "num_retries": 0, "max_retries": 0,
             **self.endpoints.for_call(call.role, call.model).kwargs(), **self._extra,
@@ -183,7 +182,7 @@ class LiteLLMClient:
         kwargs.update(provider_kwargs(model, call.provider_options))
         return kwargs
 
-    async def _send(self, call: ModelCall, kwargs: dict[str, Any]) -> ModelReply:
+    async def _send(self, call: ModelCall, kwargs: dict[str, Any], completion: Completion) -> ModelReply:
         """One logical request: the project's retries around per-attempt, time-bounded requests."""
         timeout = float(kwargs["timeout"])
         started = time.monotonic()
@@ -192,7 +191,7 @@ class LiteLLMClient:
 
         async def attempt() -> Any:
             try:
-                return await asyncio.wait_for(self._completion(**kwargs), timeout)
+                return await asyncio.wait_for(completion(**kwargs), timeout)
             except asyncio.TimeoutError as exc:  # our bound fired before the provider's
                 raise TimeoutError(f"request timed out after {timeout:g} s") from exc
 

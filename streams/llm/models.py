@@ -36,7 +36,7 @@ _PROVIDERS = {
 }
 
 
-OFFLINE_PROVIDER = "om-deterministic"  # streams/llm/deterministic/provider.py registers it with litellm
+OFFLINE_PROVIDER = "om-deterministic"  # answered in-process: streams/llm/deterministic/offline.py
 
 
 def to_litellm_model(model: str) -> str:
@@ -52,7 +52,10 @@ def provider_of(litellm_model: str) -> str:
 
 
 def max_output_cap(litellm_model: str) -> int | None:
-    """The model's own output limit when litellm knows it (Mastra's 100 000 exceeds most)."""
+    """The model's own output limit when litellm knows it (Mastra's 100 000 exceeds most); an offline
+    model has none, and asking litellm would import it."""
+    if provider_of(litellm_model) == OFFLINE_PROVIDER:
+        return None
     try:
         import litellm
 

@@ -103,17 +103,17 @@ async def test_the_offline_model_answers_off_the_event_loop(monkeypatch):
     comes over a socket, so the worker's loop (fold, sink) goes on meanwhile. Here the answer cannot
     finish until a coroutine on the loop has run: on the loop itself it would never finish."""
     import threading
-    from streams.llm.deterministic import provider
+    from streams.llm.deterministic import offline
 
     answering, loop_ran = threading.Event(), threading.Event()
-    real_answer = provider.answer
+    real_answer = offline.answer
 
     def answer_once_the_loop_runs(*args, **kwargs):
         answering.set()
         assert loop_ran.wait(timeout=5), "the loop did not run while the offline model answered"
         return real_answer(*args, **kwargs)
 
-    monkeypatch.setattr(provider, "answer", answer_once_the_loop_runs)
+    monkeypatch.setattr(offline, "answer", answer_once_the_loop_runs)
 
     async def mark() -> None:  # runs on the loop once the answer has begun
         while not answering.is_set():
@@ -198,10 +198,10 @@ async def test_load_keeps_a_given_completion_and_imports_once_for_many_callers(m
     assert loaded == [given] * 3 and imports == [1]
 
 
-def test_load_warms_the_offline_models_so_the_first_call_imports_nothing():
-    """What litellm imports on its first call (~0.5 s of CPU) is paid in ``load``'s thread as the
-    worker starts, not by the first job on the worker's loop (in a fresh process: this one's
-    litellm is warm already)."""
+def test_an_offline_model_is_answered_without_importing_litellm():
+    """A worker whose models are all offline never imports litellm (seconds of CPU at every start,
+    ~2.6 ms of CPU per call): its calls and its start-up ``load`` go around it (in a fresh process:
+    this one has imported litellm already)."""
     import subprocess
     import sys
 
@@ -212,30 +212,53 @@ import asyncio, sys
 from processors.model_port import ModelCall
 from streams.llm.client import LiteLLMClient
 
-async def main(warm):
+async def main():
     client = LiteLLMClient()
-    await client.load(warm=[("observer", "om-deterministic/observer")] if warm else [])
-    before = set(sys.modules)
-    await client.complete(ModelCall(role="observer", model="om-deterministic/observer",
-                                    messages=[{"role": "user", "content": "**User (09:00)**: hi"}]))
-    print(len(set(sys.modules) - before))
+    assert await client.load([("observer", "om-deterministic/observer"), ("reflector", "om-deterministic/reflector")]) is None
+    reply = await client.complete(ModelCall(role="observer", model="om-deterministic/observer",
+                                            messages=[{"role": "user", "content": "**User (09:00)**: hi"}]))
+    print(bool(reply.text), reply.usage.input_tokens > 0, "litellm" in sys.modules)
 
-asyncio.run(main(sys.argv[1] == "warm"))
+asyncio.run(main())
 """
-    new = {mode: int(subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True,
-                                    cwd=PROJECT_ROOT).stdout.strip().splitlines()[-1]) for mode in ("cold", "warm")}
-    assert new["cold"] > 10 and new["warm"] < new["cold"] / 10
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PROJECT_ROOT).stdout.strip().splitlines()[-1]
+    assert out == "True True False"
 
 
-async def test_load_calls_only_offline_models_by_their_plain_names(monkeypatch):
-    """A fault plan on the model name (``?fail=…&times=N``) is not spent by the warm-up (the plain
-    name carries none), and a provider's model is never called before a job asks."""
+async def test_load_imports_litellm_only_for_a_providers_model(monkeypatch):
+    """The llm role's start-up ``load`` imports litellm once when a configured model is a provider's,
+    and calls no model (a provider's model is never called before a job asks)."""
     called: list[str] = []
+    imports: list[int] = []
 
     async def completion(**kwargs):
         called.append(kwargs["model"])
 
-    monkeypatch.setattr("streams.llm.client._litellm_completion", lambda: completion)
-    await LiteLLMClient().load(warm=[("observer", "om-deterministic/observer?fail=429&times=1"),
-                                     ("reflector", "om-deterministic/reflector"), ("observer", "openai/gpt-4o")])
-    assert called == ["om-deterministic/observer", "om-deterministic/reflector"]
+    monkeypatch.setattr("streams.llm.client._litellm_completion", lambda: imports.append(1) or completion)
+    assert await LiteLLMClient().load([("observer", "om-deterministic/observer?fail=429&times=1")]) is None
+    assert imports == []
+    assert await LiteLLMClient().load([("reflector", "om-deterministic/reflector"),
+                                       ("observer", "openai/gpt-4o")]) is completion
+    assert imports == [1] and called == []
+
+
+async def test_offline_answers_are_the_same_through_litellm_and_around_it():
+    """``litellm.acompletion(model="om-deterministic/…")`` (the provider registered with litellm for its
+    own callers) answers what the workers' client gets in-process, with the same usage."""
+    import litellm
+
+    from streams.llm.deterministic.provider import register
+
+    register()
+    messages = [{"role": "system", "content": "x"}, {"role": "user", "content": "task"},
+                {"role": "user", "content": "## New Message History to Observe\nDec 4 2024:\nUser (5:33 PM): hello there"}]
+    through = await litellm.acompletion(model="om-deterministic/echo", messages=messages)
+    around = await LiteLLMClient().complete(ModelCall(role="observer", model="om-deterministic/echo",
+                                                      messages=messages))
+    assert around.text == through.choices[0].message.content and "hello there" in around.text
+    assert (around.usage.input_tokens, around.usage.output_tokens) == (through.usage.prompt_tokens,
+                                                                      through.usage.completion_tokens)
+    assert around.finish_reason == "stop"
+
+

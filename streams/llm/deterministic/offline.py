@@ -1,0 +1,133 @@
+"""The offline models answered in-process: what a call to ``om-deterministic/…`` returns, without litellm.
+
+The workers' client (streams/llm/client.py) calls :func:`complete` for these models instead of
+``litellm.acompletion``: litellm's wrapper cost ~2.6 ms of CPU per call around an answer that takes
+tens of µs on a short prompt, and its import seconds at every start of a worker that calls no
+provider. ``provider.py`` keeps the same models reachable through litellm (``litellm.acompletion(
+model="om-deterministic/observer")``), answering with the same functions here.
+
+Rules this file keeps:
+
+* **The same answer either way**: :func:`prepare` is the one place a call's fault plan is counted and
+  its answer made; both paths return its text, usage at ~4 characters a token, ``finish_reason``
+  "stop".
+* **Misbehaves like a provider**: a fault plan's errors are litellm's own exception types (imported
+  only when one is raised), so the client's retries classify them as they would a provider's.
+* **Off the event loop**: the string rules take milliseconds on a long prompt; they run in a
+  thread, as a provider's answer comes over a socket, so the worker's loop (fold, sink) goes on.
+* Nothing here imports litellm at module level.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from streams.llm.deterministic import echo
+from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, MALFORMED_TEXT, FaultCounter, FaultPlan, parse_model
+from streams.llm.deterministic.observe import observe
+from streams.llm.deterministic.read import judge, read
+from streams.llm.deterministic.reflect import reflect
+from streams.llm.deterministic.structured import fill_schema
+from streams.llm.models import OFFLINE_PROVIDER
+
+PROVIDER = OFFLINE_PROVIDER
+FAULTS = FaultCounter()
+
+
+def prepare(model: str, messages: list, optional_params: dict[str, Any]) -> tuple[FaultPlan, str]:
+    """``model`` without the provider prefix (``observer?fail=429&times=2``): its fault plan, and the
+    answer's text; raises the plan's error when it fails this call."""
+    plan = parse_model(model, optional_params.get("om_deterministic"))
+    if FAULTS.should_fail(model, plan):
+        failure = _failure(plan, model)
+        if isinstance(failure, Exception):
+            raise failure
+        return plan, failure
+    return plan, answer(plan.role, messages, optional_params.get("response_format"))
+
+
+def answer(role: str, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> str:
+    """The model's answer as a pure function of its input."""
+    if response_format and response_format.get("type") == "json_schema":
+        return fill_schema(response_format["json_schema"].get("schema", {}), texts(messages))
+    system = next((text_of(m) for m in messages if m.get("role") == "system"), "")
+    users = [text_of(m) for m in messages if m.get("role") == "user"]
+    if role == "reflector":
+        return reflect(users[-1] if users else "", system)
+    if role == "reader":
+        return read([text_of(m) for m in messages])
+    if role == "judge":
+        return judge(users[-1] if users else "")
+    task, history = (users[0], users[-1]) if len(users) > 1 else ("", users[-1] if users else "")
+    return (echo.observe if role == "echo" else observe)(system, task, history)
+
+
+@dataclass
+class _Message:
+    content: str
+
+
+@dataclass
+class _Choice:
+    message: _Message
+    finish_reason: str = "stop"
+
+
+@dataclass
+class _Usage:
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class Reply:
+    """A chat completion's shape, as far as the client reads one (choices, usage)."""
+
+    choices: list[_Choice]
+    usage: _Usage
+    model: str = field(default="")
+
+
+async def complete(*, model: str, messages: list, response_format: dict[str, Any] | None = None,
+                   om_deterministic: dict[str, Any] | None = None, **_ignored: Any) -> Reply:
+    """What ``litellm.acompletion(model="om-deterministic/…", …)`` answers, without litellm: the
+    arguments litellm would hand the provider are read, the rest (output cap, temperature, timeout:
+    the client bounds the call itself) mean nothing to a string rule."""
+    name = model.removeprefix(f"{PROVIDER}/")
+    plan, text = await asyncio.to_thread(prepare, name, messages,
+                                         {"response_format": response_format, "om_deterministic": om_deterministic})
+    await asyncio.sleep(plan.wait_s([text_of(m) for m in messages]))
+    return reply(text, messages, model)
+
+
+def reply(text: str, messages: list, model: str = "") -> Reply:
+    prompt_tokens = sum(len(text_of(m)) for m in messages) // 4
+    return Reply([_Choice(_Message(text))], _Usage(prompt_tokens, len(text) // 4), model)
+
+
+def _failure(plan: FaultPlan, model: str) -> Exception | str:
+    name = f"{PROVIDER}/{model}"
+    if plan.fail in ("429", "500", "503", "timeout", "400"):
+        import litellm  # its exception types, as a provider's failure raises them (only when one is asked for)
+
+        return {
+            "429": lambda: litellm.RateLimitError("deterministic rate limit", PROVIDER, name),
+            "500": lambda: litellm.InternalServerError("deterministic server error", PROVIDER, name),
+            "503": lambda: litellm.ServiceUnavailableError("deterministic overload", PROVIDER, name),
+            "timeout": lambda: litellm.Timeout("deterministic timeout", name, PROVIDER),
+            "400": lambda: litellm.BadRequestError("deterministic bad request", name, PROVIDER),
+        }[plan.fail]()
+    return {"degenerate": DEGENERATE_TEXT, "malformed": MALFORMED_TEXT}.get(plan.fail or "", EMPTY_TEXT)
+
+
+def text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict) and p.get("type") == "text")
+
+
+def texts(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(text_of(m) for m in messages)
