@@ -69,7 +69,12 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
                             gather_ms=settings.commit_interval_ms))  # its reader has the rows before their insert
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
-        running["reader"] = await reads.run(start_reader(reading, settings, config, cache, folds))
+        sink_loop = asyncio.get_running_loop()
+
+        async def landed() -> None:  # the reader's loop asks the sink's (streams/sink/landings.py)
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sink.landings.landed(), sink_loop))
+
+        running["reader"] = await reads.run(start_reader(reading, settings, config, cache, folds, landed))
         log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                              "reader_port": settings.reader_port})
 

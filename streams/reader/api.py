@@ -19,6 +19,7 @@ import asyncio
 import functools
 import time
 from dataclasses import replace
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -53,9 +54,10 @@ class NotCaughtUp(TimeoutError):
 class Reader:
     def __init__(self, client: Client, config: OMConfig | None = None, *, poll_interval_s: float = 0.01,
                  embedder: Embedder | None = None, cache: ContextCache | None = None,
-                 folds: FoldWatch | None = None) -> None:
-        """``cache`` and ``folds``: only where this process's sink is the rows' only writer and feeds
-        them (the embedded worker); without ``folds`` a wait polls every ``poll_interval_s``."""
+                 folds: FoldWatch | None = None, landed: Callable[[], Awaitable[None]] | None = None) -> None:
+        """``cache``, ``folds`` and ``landed``: only where this process's sink is the rows' only writer
+        and feeds them (the embedded worker); without ``folds`` a wait polls every ``poll_interval_s``.
+        ``landed`` returns once what the sink collected so far is in the tables (streams/sink/landings.py)."""
         self.client = client
         self.config = config or OMConfig()
         self.embedder = embedder
@@ -63,6 +65,13 @@ class Reader:
         self._cache = cache
         self._waits: FoldWatch | Polling = folds or Polling(poll_interval_s)
         self._awaited = Coalescer(functools.partial(queries.awaited, client))
+        self._landed = landed
+
+    async def tables_landed(self) -> None:
+        """Before a read of the tables themselves (recall): what a wait was handed before its insert
+        is in them. The context and status come from the rows handed over, and need not wait."""
+        if self._landed is not None:
+            await self._landed()
 
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
         """The recall tool with this pipeline's retrieval settings (scope, search when configured)."""
@@ -152,8 +161,13 @@ class Reader:
             own = rows.get(awaited.resource_id)
             if own is not None and own.covers(awaited.message_id, None):
                 return rows
+        elif wait.told_every_fold and wait.looked:  # told of no fold since a look found none
+            return None
         folded, observed_at = await self._awaited.load(awaited)
-        if not (folded or wait.folded):  # the sink reports a fold just before it inserts the event
+        wait.looked = True
+        if folded:
+            wait.folded = True
+        if not wait.folded:  # the sink reports a fold just before it inserts the event
             return None
         rows = await self._handed_rows(awaited, wait)
         own = rows.get(awaited.resource_id)

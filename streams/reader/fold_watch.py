@@ -10,11 +10,18 @@ event of its own, makes the context cover it. Rules this file keeps:
 
 * **A wake is a hint, the rows decide.** A woken wait looks again (the context row, and one
   query when the row alone cannot show the message); a fold it learns from an event row it saw
-  stored spares it that query only when the row lists the message. So a missed or spurious wake
-  costs time, never a wrong answer. The row a wait looks at is the newest of the table's (or the
-  reader's cache) and the one the sink handed it for its own resource: the sink hands its
-  shortcuts' rows over before it inserts them (:mod:`streams.sink.writer`), and withdraws them
-  from the cache if that insert fails.
+  stored spares it that query only when the row lists the message. So a spurious wake costs time,
+  never a wrong answer. The row a wait looks at is the newest of the table's (or the reader's
+  cache) and the one the sink handed it for its own resource: the sink hands its shortcuts' rows
+  over before it inserts them (:mod:`streams.sink.writer`), and withdraws them from the cache if
+  that insert fails.
+* **The sink tells every fold.** Every event row the sink stores is handed over once it is in the
+  table (some also before, with the rows that show them: streams/sink/writer.py). So once a wait's
+  first look (after it was registered) found no fold in the tables, a later look that was told of
+  none needs no query to know it is still not there (``Wait.told_every_fold``): only the first look,
+  and a look that needs the observation versions, ask. Without this a wait woken by its message's
+  own row, or by an Observer result of the key, asked the tables each time (~2.5 chDB queries a
+  wait).
 * **No lost wake-ups.** A wait is registered before its first look, and its flag stays set until
   it looks again, so a batch stored between the look and the wait still wakes it.
 * **Thread-safe at the edge.** The sink calls from its writer thread: it reads the registry under a
@@ -42,9 +49,12 @@ class Wait:
     """One caller's wait for one message; ``folded`` once a stored status event names it, ``row``
     the newest context row of its key and resource the sink handed over (undecoded)."""
 
+    told_every_fold = True  # the sink hands over every event it stores, once it is in the table
+
     def __init__(self, awaited: AwaitedMessage) -> None:
         self.awaited = awaited
         self.folded = False
+        self.looked = False  # a look asked the tables (after the wait was registered)
         self.row: Sequence[Any] | None = None
         self._changed = asyncio.Event()
 
@@ -124,6 +134,8 @@ class Polling:
 class _PollingWait:
     folded = False
     row = None  # no sink hands rows over
+    told_every_fold = False  # only the tables tell
+    looked = False
 
     def __init__(self, interval_s: float) -> None:
         self.interval_s = interval_s

@@ -228,6 +228,7 @@ async def _recall(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(reason="the body must be a JSON object")
     resource_id = _resource(request, body.pop("resource_id", None))
     admission = request.app[ADMISSION]
+    await request.app[READER].tables_landed()  # what a wait returned is in the tables recall reads
     with admission.recall.admit(request[CALLER]):  # only the scan: a slow body holds no slot
         result = await admission.in_recall_thread(request.app[READER].recall, resource_id, body)
     return web.Response(body=orjson.dumps(result), content_type="application/json")

@@ -20,7 +20,7 @@ import resource
 import signal
 import sys
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -43,14 +43,16 @@ log = logging.getLogger(__name__)
 
 
 async def start_reader(client: Client, settings: Settings, config: OMConfig | None = None,
-                       cache: ContextCache | None = None, folds: FoldWatch | None = None) -> web.AppRunner:
+                       cache: ContextCache | None = None, folds: FoldWatch | None = None,
+                       landed: Callable[[], Awaitable[None]] | None = None) -> web.AppRunner:
     """Serve the reader on ``settings.reader_host:reader_port`` from the running loop; ``cleanup()`` stops it.
-    ``cache`` and ``folds``: the context rows' cache and the waits' wake-ups, fed by this process's
-    sink when it is the only writer (embedded)."""
+    ``cache``, ``folds`` and ``landed``: the context rows' cache, the waits' wake-ups and the sink's
+    writes, of this process's sink when it is the only writer (embedded)."""
     if not settings.reader_tokens:
         log.warning("reader.no_tokens", extra={"hint": "set OM_READER_TOKENS; every request will be refused"})
     embedder = get_embedder(settings.embedder) if settings.embedder else None
-    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache, folds=folds)
+    reader = Reader(client, config or load_config(settings), embedder=embedder, cache=cache, folds=folds,
+                    landed=landed)
     _check_descriptor_limit(settings.reader_max_connections)
     connections = ConnectionGuard.from_settings(settings)
     app = create_app(reader, settings.reader_tokens, admission=Admission.from_settings(settings),

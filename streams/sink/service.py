@@ -62,6 +62,7 @@ from streams.sink.budget import BudgetWatch, ledger_resources
 from streams.sink.flights import Failed, Flight, gather_left, group_start, next_group
 from streams.sink.group import Revocations, report_failure
 from streams.sink.indexing import snapshot_of
+from streams.sink.landings import Landings
 from streams.sink.options import SinkOptions, SinkStats
 from streams.sink.outage import clickhouse_healthy, paused_wait
 from streams.sink.contexts import Announce
@@ -102,6 +103,7 @@ class Sink:
         self._queue: list[Flight] = []  # started batches, in order, until committed (the first ones being written)
         self._writer: asyncio.Task[Failed | None] | None = None  # writes the queue (_drain)
         self._queued = asyncio.Event()  # a batch was queued (a gathering writer looks again)
+        self.landings = Landings()  # reads of the tables wait for what was collected (streams/sink/landings.py)
 
     async def start(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
         """Join the group and run the loop as a task on the running event loop.
@@ -187,6 +189,7 @@ class Sink:
                 batch = await self._collect()
                 await self._after_writes()
                 if batch:
+                    self.landings.collected()
                     self._queue.append(await self._prepared(batch))
                     self._write_queue()
             self._queued.set()  # stopping: nothing gathers any longer
@@ -194,6 +197,7 @@ class Sink:
                 await asyncio.wait({self._writer})
                 await self._after_writes()
         finally:
+            self.landings.release()
             if self._writer is not None and not self._writer.done():
                 self._writer.cancel()  # the loop failed: no commit after it
 
@@ -278,6 +282,7 @@ class Sink:
         """What follows the write of ``group``'s batches: the budget's notices, recall's index, the
         commit; ``om_sink_flush_seconds`` times each phase from each batch's start (the time to the
         announce is what a read-your-writes wait waits for, the rest how far the writes lag)."""
+        self.landings.written(len(group))
         for flight in group:
             SINK_FLUSH_SECONDS.labels(phase="written").observe(time.monotonic() - flight.started)
         records = [record for flight in group for record in flight.records]

@@ -17,7 +17,8 @@ an event finds a context row at least that new. A deleted key's row goes with it
 recomputed after the deletion. The cost ledger's rows (``om_model_calls``), which no context row
 reads, go last, after the events. The events are handed to ``stored`` (the embedded reader's waits,
 :mod:`streams.reader.fold_watch`) once the context rows that show them are written, before their
-own insert: what a wait returns is the row.
+own insert: what a wait returns is the row. All of them are handed again once inserted: a wait
+that was told of no fold needs no query to know none was stored.
 
 The rows the shortcuts write (a key's stored row brought forward by the batch) read nothing the
 batch inserts, so they are computed first and handed to ``landing`` and their events to
@@ -278,8 +279,8 @@ def _finish(client: Client, pending: dict[str, list[list]], deleted: set[tuple[s
             stored([event for event in events if id(event) not in start.handed])
         insert(client, "om_events", events, COLUMNS["om_events"])
         count += len(events)
-        if stored is not None and start.handed:  # again, now in the table: a wait that began after the
-            stored([event for event in events if id(event) in start.handed])  # hand-over and looked too soon
+        if stored is not None:  # all again, now in the table: a wait that began after a hand-over and
+            stored(events)  # looked too soon learns it here (streams/reader/fold_watch.py counts on it)
     calls = pending.get("om_model_calls")
     if calls:  # no context row reads the ledger: after the wake, not before it
         insert(client, "om_model_calls", calls, COLUMNS["om_model_calls"])

@@ -269,6 +269,53 @@ async def test_a_wait_ends_only_when_the_row_covers_the_message_not_at_its_fold(
     assert await reader.context("t", "r", now_ms=NOW) == core_context(conversation, "t", NOW)
 
 
+async def test_a_wait_told_of_every_fold_asks_the_tables_only_at_its_first_look(clickhouse_dsn) -> None:
+    """The embedded sink hands every stored event to the waits (streams/reader/fold_watch.py): after a
+    first look found no fold, wakes by the message's own row or by other rows of the key ask nothing
+    (each was a chDB query), and the fold, when handed, ends the wait."""
+    conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
+    conversation.talk(5, thread="t", resource="r")
+    *earlier, (key, last) = conversation.messages
+    fold = [(k, e) for k, e in conversation.events
+            if e.type == "status" and e.applied_through is not None and e.applied_through.message_id == last.id]
+    assert fold, "the last message's fold is a status event naming it"
+    client = database_client(clickhouse_dsn)
+    cache = ContextCache()
+    folds = FoldWatch(asyncio.get_running_loop())
+
+    def announce(rows) -> None:
+        cache.written(rows)
+        folds.rows_written(rows)
+
+    def sink(batch) -> None:
+        write_batch(client, batch, announce=announce, stored=folds.stored)
+
+    reader = Reader(client, conversation.config, cache=cache, folds=folds)
+    asked = []
+    load = reader._awaited.load
+
+    async def counted(awaited):
+        asked.append(awaited.message_id)
+        return await load(awaited)
+
+    reader._awaited.load = counted  # type: ignore[method-assign]
+    sink([*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(earlier)),
+          *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
+          *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events) if (k, e) not in fold)])
+    waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id=last.id, timeout=30))
+    deadline = asyncio.get_running_loop().time() + 10
+    while not asked:  # the first look
+        assert asyncio.get_running_loop().time() < deadline, "the wait never looked"
+        await asyncio.sleep(0.01)
+    await asyncio.to_thread(sink, [message_rows(key, last.to_bytes(), len(earlier))])  # its row: no fold yet
+    await asyncio.to_thread(sink, [message_rows(key, earlier[0][1].to_bytes(), 0)])  # another row of the key
+    assert not waiting.done()
+    await asyncio.to_thread(sink, [event_rows(k, e.to_bytes(), 100 + n) for n, (k, e) in enumerate(fold)])
+    waited = await asyncio.wait_for(waiting, 10)
+    assert waited.messages[-1].id == last.id
+    assert asked == [last.id], "one query: the first look's"
+
+
 async def test_a_database_from_before_the_context_rows_gets_them_when_migrated(clickhouse_dsn) -> None:
     conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
     conversation.talk(40, thread="t", resource="r")

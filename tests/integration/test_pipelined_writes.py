@@ -326,6 +326,14 @@ async def test_with_gather_ms_started_batches_are_announced_at_once_and_written_
                 assert asyncio.get_running_loop().time() < deadline, f"thread {thread} was never announced"
                 await asyncio.sleep(0.01)
         assert all(made == 0 for _, made in seen), "each batch announced before any was written"
+        # a read of the tables (recall) waits for what was announced to be in them (streams/sink/landings.py)
+        landed = asyncio.ensure_future(sink.landings.landed(timeout_s=30))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert not landed.done(), "the writes are still gathering"
+        await asyncio.wait_for(landed, 30)
+        assert inserts, "landed once the gathered write was made"
+        assert len(messages_in(client)) == sum(len(c.messages) for c in conversations)
         await wait_committed(kafka_bootstrap, sink.options.group_id, topics, total, 30)
     finally:
         await sink.stop()
@@ -333,6 +341,10 @@ async def test_with_gather_ms_started_batches_are_announced_at_once_and_written_
     for thread in "abc":
         stored, = stored_context_rows(client, [("r", f"thread:{thread}")])
         assert stored[:-1] == context_rows(client, [("r", f"thread:{thread}")])[0][:-1], thread
+
+
+def messages_in(client: Any) -> list[tuple[str, str]]:
+    return client.query("SELECT DISTINCT thread_id, id FROM om_messages").result_rows
 
 
 async def _assigned(sink: Any, deadline_s: float = 30.0) -> None:
