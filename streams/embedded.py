@@ -66,7 +66,7 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
                     replace(sink_options(settings), announce=announce, landing=landing, stored=folds.stored,
                             withdraw=cache.forget, starts=starts,
-                            gather_ms=settings.commit_interval_ms))  # its reader has the rows before their insert
+                            gather_ms=settings.sink_gather_ms))  # its reader has the rows before their insert
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
         sink_loop = asyncio.get_running_loop()
