@@ -129,6 +129,9 @@ class _Reader:
     def recall(self, resource_id: str, request: dict) -> dict:
         return {"resource": resource_id}
 
+    async def tables_landed(self) -> None:  # no sink: the tables are as they are
+        return None
+
 
 async def test_the_reader_times_requests_by_route_template_and_serves_metrics_without_a_token() -> None:
     client = TestClient(TestServer(create_app(_Reader(), {"tok": [IDS[1]]})))  # type: ignore[arg-type]

@@ -19,6 +19,9 @@ class _Reader:
     def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
         return {"resource": resource_id}
 
+    async def tables_landed(self) -> None:  # no sink: the tables are as they are
+        return None
+
 
 async def _client(tokens: dict[str, list[str]]) -> TestClient:
     client = TestClient(TestServer(create_app(_Reader(), tokens)))  # type: ignore[arg-type]
