@@ -9,6 +9,7 @@ while no thread, resource or message id appears anywhere on either page.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Iterator
@@ -79,6 +80,12 @@ async def test_both_metrics_pages_move_with_a_cycle_and_name_no_id(worker: Worke
         assert response.status == 200, await response.text()
 
     web_body, after = await scrape(web)
+    deadline = time.monotonic() + 30
+    while total(after, "om_sink_flush_seconds_count", phase="committed") <= \
+            total(before, "om_sink_flush_seconds_count", phase="committed"):  # the sink's writes gather (OM_SINK_GATHER_MS)
+        assert time.monotonic() < deadline, "the sink never wrote the turns' rows"
+        await asyncio.sleep(0.05)  # the scrape's poll interval
+        web_body, after = await scrape(web)
     reader_body, from_reader = await scrape(f"{reader}/metrics")
     assert total(after, "om_records_folded_total", input="messages") - \
         total(before, "om_records_folded_total", input="messages") >= len(messages)
