@@ -1,8 +1,7 @@
-"""One local three-node Kafka cluster for every cluster test, started and stopped by the project's
-own code (streams/services/kafka_cluster.py), in a session temp directory with the jars the single
-broker resolved. Tests that break a node bring it back before they end, so the next test finds all
-three. It lives as long as this package's tests (package scope), not the session: three idle JVMs
-replicating the tests' topics would take CPU from every test that runs after them.
+"""One local three-node Kafka cluster for every cluster test of the session, started and stopped
+by the project's own code (streams/services/kafka_cluster.py), in a session temp directory with
+the jars the single broker resolved. Tests that break a node bring it back before they end, so
+the next test finds all three.
 
 Ports: ``OM_TEST_CLUSTER_PORT`` (six consecutive loopback ports from there), else the first free
 run of six. The ``fault`` record is the fault suite's (tests/faults/conftest.py).
@@ -25,7 +24,7 @@ NODES = 3
 STARTUP: dict[str, float] = {}
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalKafkaCluster]:
     base = int(os.environ.get("OM_TEST_CLUSTER_PORT", "0")) or _free_run(2 * NODES)
     cluster = LocalKafkaCluster(home=tmp_path_factory.mktemp("kafka-cluster"), base_port=base, size=NODES,
