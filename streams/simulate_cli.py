@@ -67,8 +67,21 @@ def model_responder(config: OMConfig, llm: ModelClient | None = None,
         yield respond
     finally:
         if owned:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
+            close_loop(loop)
+
+
+def close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close a private loop as ``asyncio.run`` closes its own: tasks still pending are cancelled and
+    awaited first. litellm starts its logging worker (``LoggingWorker._worker_loop``) on the loop of
+    its first call and leaves it waiting there; closed under it, it was destroyed pending and its
+    clean-up raised "Event loop is closed" at garbage collection."""
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
 
 
 def _event_times(job: ObserveJob | ReflectJob) -> dict[str, int]:

@@ -26,10 +26,6 @@ from streams.sdk.events import EventStream
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mastra_store"
 LLM_WORK = ["observation-start", "buffering-start"]  # observation-start also announces a reflection
-# An Observer/Reflector job caused by the import is committed in the same transaction as the record the
-# reader serves, so once the context shows the import such an event is already readable: this window
-# only covers the consumer's fetch latency.
-QUIET_S = 2.0
 DEADLINE_S = 30.0
 _DATE_LINE = re.compile(r"^(Date: \w+ \d+, \d{4}) \([^)]*\)$", re.MULTILINE)
 
@@ -85,9 +81,23 @@ def texts(context: ContextResponse) -> list[str]:
 
 
 async def assert_no_llm_work(work: EventStream) -> None:
-    """No Observer or Reflector work was announced (bounded check, see ``QUIET_S``)."""
-    try:
-        event = await asyncio.wait_for(anext(aiter(work)), QUIET_S)
-    except TimeoutError:
-        return
-    raise AssertionError(f"the import started LLM work: {event.type} for {event.thread_id}")
+    """No Observer or Reflector work was announced: ``work`` reads every event committed so far (up to
+    the end offsets its read_committed consumer sees, the last stable offsets) and none matches.
+
+    An Observer/Reflector job caused by the import is committed in the same transaction as the record
+    the reader serves, so once the context shows the import such an event is below those offsets.
+    (This waited for a first event for 2 s instead: a negative check that always took its whole
+    window, while reading up to the offsets takes one or two polls.)"""
+    await work.start()
+    consumer = work._consumer
+    assert consumer is not None
+    ends = await consumer.end_offsets(sorted(consumer.assignment()))
+    deadline = time.monotonic() + DEADLINE_S
+    while True:
+        found = await work.next_batch()
+        if found:
+            raise AssertionError(f"the import started LLM work: {found[0].type} for {found[0].thread_id}")
+        positions = {tp: await consumer.position(tp) for tp in ends}
+        if all(positions[tp] >= end for tp, end in ends.items()):
+            return
+        assert time.monotonic() < deadline, f"the events up to {ends} were not read within {DEADLINE_S} s"

@@ -51,7 +51,7 @@ def eval_command(
 ) -> None:
     """Measure memory quality: OM context vs full history vs recent messages at the same budget."""
     from streams.llm.client import LiteLLMClient
-    from streams.simulate_cli import model_responder
+    from streams.simulate_cli import close_loop, model_responder
 
     settings = get_settings()
     path = dataset or BUNDLED
@@ -98,7 +98,7 @@ def eval_command(
                     done[(row["question_id"], row["condition"])] = row
                     progress.advance(asking)
     finally:
-        _close(loop)
+        close_loop(loop)
     wanted = {q.id for c in conversations for q in c.questions}
     rows = [r for r in done.values() if r["question_id"] in wanted]
     kept = {c.id for c in conversations}
@@ -178,20 +178,6 @@ def _ask_judge(llm: Any, model: str, messages: list[dict[str, str]], loop: async
     except ModelCallError:
         return None
     return reply.text
-
-
-def _close(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel what litellm left running (its logging worker), then close."""
-    pending = asyncio.all_tasks(loop)
-    for task in pending:
-        task.cancel()
-
-    async def drained() -> None:
-        await asyncio.gather(*pending, return_exceptions=True)
-
-    loop.run_until_complete(drained())
-    loop.run_until_complete(loop.shutdown_asyncgens())
-    loop.close()
 
 
 def _safe(name: str) -> str:

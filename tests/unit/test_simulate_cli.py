@@ -46,3 +46,35 @@ def test_a_bad_line_names_its_place(tmp_path: Path) -> None:
     talk.write_text('{"kind": "message", "id": "x"}\n')
     result = CliRunner().invoke(app, ["simulate", str(talk)])
     assert result.exit_code != 0 and "talk.jsonl:1" in result.output
+
+
+def test_the_private_loop_closes_with_no_task_left_pending() -> None:
+    """A model client that leaves a task waiting on the responder's loop (litellm's logging worker
+    does, on its first call) finds it cancelled and finished once the responder is done, not
+    destroyed pending with a closed loop under it ("Event loop is closed" at garbage collection)."""
+    import asyncio
+
+    from processors.config import OMConfig
+    from processors.model_port import ModelCall, ModelReply
+    from schemas.jobs import ObserveJob
+    from schemas.messages import ChatMessage, TextPart
+    from streams.simulate_cli import model_responder
+
+    class Lingering:
+        """Answers at once and, like litellm, leaves a background task waiting on the caller's loop."""
+
+        def __init__(self) -> None:
+            self.background: list[asyncio.Task] = []
+
+        async def complete(self, call: ModelCall) -> ModelReply:
+            self.background.append(asyncio.get_running_loop().create_task(asyncio.Event().wait()))
+            return ModelReply(text="<observations>\n* 🔴 (09:00) User said hi.\n</observations>", model=call.model)
+
+    llm = Lingering()
+    job = ObserveJob(cycle_id="c", key="thread:t", thread_id="t", resource_id="r", record_id="rec", generation=0,
+                     issued_at=0, mode="sync", tokens_to_observe=10,
+                     messages=[ChatMessage(id="m", thread_id="t", resource_id="r", role="user",
+                                           created_at=1_733_000_000_000, parts=[TextPart(text="hi")])])
+    with model_responder(OMConfig(), llm) as answer:
+        assert answer(job).ok
+    assert llm.background and all(task.cancelled() for task in llm.background)
