@@ -21,7 +21,7 @@ Rules this file keeps:
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from streams.llm.deterministic import echo
@@ -87,7 +87,7 @@ class Reply:
 
     choices: list[_Choice]
     usage: _Usage
-    model: str = field(default="")
+    model: str
 
 
 async def complete(*, model: str, messages: list, response_format: dict[str, Any] | None = None,
@@ -95,31 +95,38 @@ async def complete(*, model: str, messages: list, response_format: dict[str, Any
     """What ``litellm.acompletion(model="om-deterministic/…", …)`` answers, without litellm: the
     arguments litellm would hand the provider are read, the rest (output cap, temperature, timeout:
     the client bounds the call itself) mean nothing to a string rule."""
-    name = model.removeprefix(f"{PROVIDER}/")
-    plan, text = await asyncio.to_thread(prepare, name, messages,
-                                         {"response_format": response_format, "om_deterministic": om_deterministic})
+    text = await answered(model.removeprefix(f"{PROVIDER}/"), messages,
+                          {"response_format": response_format, "om_deterministic": om_deterministic})
+    return Reply([_Choice(_Message(text))], _Usage(*token_counts(text, messages)), model)
+
+
+async def answered(model: str, messages: list, optional_params: dict[str, Any]) -> str:
+    """:func:`prepare` in a thread, then the plan's latency: the answer's text (or the plan's error)."""
+    plan, text = await asyncio.to_thread(prepare, model, messages, optional_params)
     await asyncio.sleep(plan.wait_s([text_of(m) for m in messages]))
-    return reply(text, messages, model)
+    return text
 
 
-def reply(text: str, messages: list, model: str = "") -> Reply:
-    prompt_tokens = sum(len(text_of(m)) for m in messages) // 4
-    return Reply([_Choice(_Message(text))], _Usage(prompt_tokens, len(text) // 4), model)
+def token_counts(text: str, messages: list) -> tuple[int, int]:
+    """The usage reported, prompt and completion: ~4 characters a token."""
+    return sum(len(text_of(m)) for m in messages) // 4, len(text) // 4
 
 
 def _failure(plan: FaultPlan, model: str) -> Exception | str:
     name = f"{PROVIDER}/{model}"
-    if plan.fail in ("429", "500", "503", "timeout", "400"):
-        import litellm  # its exception types, as a provider's failure raises them (only when one is asked for)
+    if plan.fail not in ("429", "500", "503", "timeout", "400"):
+        return {"degenerate": DEGENERATE_TEXT, "malformed": MALFORMED_TEXT}.get(plan.fail or "", EMPTY_TEXT)
+    import litellm  # its exception types, as a provider's failure raises them (only when one is asked for)
 
-        return {
-            "429": lambda: litellm.RateLimitError("deterministic rate limit", PROVIDER, name),
-            "500": lambda: litellm.InternalServerError("deterministic server error", PROVIDER, name),
-            "503": lambda: litellm.ServiceUnavailableError("deterministic overload", PROVIDER, name),
-            "timeout": lambda: litellm.Timeout("deterministic timeout", name, PROVIDER),
-            "400": lambda: litellm.BadRequestError("deterministic bad request", name, PROVIDER),
-        }[plan.fail]()
-    return {"degenerate": DEGENERATE_TEXT, "malformed": MALFORMED_TEXT}.get(plan.fail or "", EMPTY_TEXT)
+    if plan.fail == "429":
+        return litellm.RateLimitError("deterministic rate limit", PROVIDER, name)
+    if plan.fail == "500":
+        return litellm.InternalServerError("deterministic server error", PROVIDER, name)
+    if plan.fail == "503":
+        return litellm.ServiceUnavailableError("deterministic overload", PROVIDER, name)
+    if plan.fail == "timeout":
+        return litellm.Timeout("deterministic timeout", name, PROVIDER)
+    return litellm.BadRequestError("deterministic bad request", name, PROVIDER)
 
 
 def text_of(message: dict[str, Any]) -> str:

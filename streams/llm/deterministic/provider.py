@@ -13,7 +13,6 @@ The workers' client does not go through litellm for these models: it calls
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -21,7 +20,7 @@ import litellm
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from streams.llm.deterministic.offline import FAULTS, PROVIDER, answer, prepare, text_of
+from streams.llm.deterministic.offline import FAULTS, PROVIDER, answer, answered, prepare, text_of, token_counts
 
 __all__ = ["FAULTS", "PROVIDER", "DeterministicModel", "answer", "register"]
 
@@ -44,9 +43,7 @@ class DeterministicModel(CustomLLM):
         model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
         logging_obj: Any, optional_params: dict, *args: Any, **kwargs: Any,
     ) -> ModelResponse:
-        # in a thread, as a provider's answer comes over a socket (streams/llm/deterministic/offline.py)
-        plan, text = await asyncio.to_thread(prepare, model, messages, optional_params or {})
-        await asyncio.sleep(plan.wait_s([text_of(m) for m in messages]))
+        text = await answered(model, messages, optional_params or {})  # in a thread (offline.py)
         return _response(model_response, text, messages)
 
 
@@ -64,8 +61,7 @@ def register() -> None:
 
 def _response(model_response: ModelResponse, text: str, messages: list) -> ModelResponse:
     model_response.choices[0].message.content = text  # type: ignore[union-attr]
-    prompt_tokens = sum(len(text_of(m)) for m in messages) // 4
-    completion_tokens = len(text) // 4
+    prompt_tokens, completion_tokens = token_counts(text, messages)
     model_response.usage = litellm.Usage(  # type: ignore[attr-defined]
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         total_tokens=prompt_tokens + completion_tokens,
