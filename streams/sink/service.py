@@ -53,13 +53,13 @@ from aiokafka.errors import CommitFailedError, IllegalStateError
 from aiokafka.structs import ConsumerRecord, TopicPartition
 from clickhouse_connect.driver.client import Client
 
-from schemas.base import SchemaError
 from schemas.control import BudgetChange
 from schemas.dlq import DeadLetter
 from streams.group_predecessor import MemberListener, MemberSlot, claim_slot, leave_for_predecessor
 from streams.metrics import SINK_FLUSH_SECONDS
 from streams.services.kafka_health import start_when_reachable
 from streams.sink.budget import BudgetWatch, ledger_resources
+from streams.sink.conversion import Converter, refusal_stage
 from streams.sink.flights import Failed, Flight, gather_left, group_start, next_group
 from streams.sink.group import Revocations, report_failure
 from streams.sink.indexing import snapshot_of
@@ -69,7 +69,7 @@ from streams.sink.outage import clickhouse_healthy, paused_wait
 from streams.sink.contexts import Announce
 from streams.sink.batches import Converted, collect
 from streams.sink.row_cache import RowCache
-from streams.sink.rows import Rows, delta_rows, event_rows, message_rows, result_rows
+from streams.sink.rows import Rows
 from streams.sink.writer import InFlight, prepare_batch, write_batch
 from streams.stored_messages import NotMaterialised
 from streams.topics import Topics
@@ -85,14 +85,7 @@ class Sink:
         self.options = options or SinkOptions()
         self.stats = SinkStats()
         self.rows_cache = RowCache()  # the context rows it wrote last (streams/sink/row_cache.py)
-        self._converters: dict[str, Callable[[ConsumerRecord], Rows]] = {
-            topics.messages: lambda r: message_rows(r.key, r.value, r.offset, self.options.redactor,
-                                                    self.options.scope),
-            topics.events: lambda r: event_rows(_key(r), r.value, r.offset),
-            topics.records: lambda r: delta_rows(r.value, self.options.redactor),
-        }
-        if self.options.ledger or self.options.daily_token_budget:
-            self._converters[topics.results] = lambda r: result_rows(r.value, r.offset)
+        self._convert = Converter(topics, self.options)  # a record's rows, or why it is refused
         self._budget = BudgetWatch(self.options.daily_token_budget, self.options.clock, self.options.budget_sweep_s) \
             if self.options.daily_token_budget else None
         self._next_sweep = 0.0
@@ -116,7 +109,7 @@ class Sink:
         self._producer, self._consumer = await start_when_reachable(self._connect, self.bootstrap, "sink")
         self._task = asyncio.create_task(self._run(), name="om-sink")
         self._task.add_done_callback(functools.partial(report_failure, on_failure))
-        log.info("sink.started", extra={"group": opts.group_id, "topics": list(self._converters)})
+        log.info("sink.started", extra={"group": opts.group_id, "topics": self._convert.topics})
 
     async def _connect(self) -> tuple[AIOKafkaProducer, AIOKafkaConsumer]:
         producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True)
@@ -127,7 +120,7 @@ class Sink:
             **self.options.consumer,
         )
         slot = self._member_slot()
-        consumer.subscribe(list(self._converters), listener=Revocations(
+        consumer.subscribe(self._convert.topics, listener=Revocations(
             self.rows_cache, None if slot is None else MemberListener(slot, consumer)))
         if slot is not None:  # a predecessor killed -9 leaves now, not a session later
             await leave_for_predecessor(self.bootstrap, slot)
@@ -208,12 +201,6 @@ class Sink:
         return await collect(self._require_consumer(), self._convert, self.topics, self._stopping,
                              max_batch=opts.max_batch, max_wait_ms=opts.max_wait_ms, linger_ms=opts.linger_ms)
 
-    def _convert(self, record: ConsumerRecord) -> Rows | Exception:
-        try:
-            return self._converters[record.topic](record)
-        except (NotMaterialised, SchemaError, ValueError, TypeError) as error:
-            return error
-
     async def _prepared(self, batch: list[Converted]) -> Flight:
         """``batch``'s refused records dead-lettered, and its start: the shortcuts' rows computed and
         announced, counting the batches queued before it (being written, or waiting) as stored. A
@@ -226,7 +213,7 @@ class Sink:
             elif isinstance(outcome, NotMaterialised):
                 self.stats.not_materialised += 1
             else:
-                await self._dead_letter(record, outcome, "decode" if _unparsable(outcome) else "validate")
+                await self._dead_letter(record, outcome, refusal_stage(outcome))
         in_flight = InFlight.of([flight.prepared for flight in self._queue])
         prepared = None
         if not self._queue or in_flight is not None:
@@ -398,11 +385,3 @@ def _timed(announce: Announce | None, started: float) -> Announce | None:
             SINK_FLUSH_SECONDS.labels(phase="announce").observe(time.monotonic() - started)
         announce(rows)
     return timed
-
-
-def _key(record: ConsumerRecord) -> str:
-    return record.key.decode() if record.key else ""
-
-
-def _unparsable(error: BaseException) -> bool:
-    return isinstance(error, UnicodeDecodeError) or (isinstance(error, SchemaError) and not error.field)
