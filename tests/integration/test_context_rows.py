@@ -349,6 +349,27 @@ async def test_a_wait_told_of_every_fold_asks_the_tables_only_at_its_first_look(
     assert asked == [last.id], "one query: the first look's"
 
 
+def test_every_event_is_handed_to_the_waits_once_it_is_in_the_table(clickhouse_dsn) -> None:
+    """The rule a wait's single query rests on (streams/reader/fold_watch.py): whatever else the sink
+    hands over before an insert, each event is handed over again when the table has it."""
+    conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
+    conversation.talk(5, thread="t", resource="r")
+    client = database_client(clickhouse_dsn)
+    seen_stored: set[int] = set()
+
+    def stored(events) -> None:  # from the writer's thread: what does the table hold right now?
+        ids = [row[6] for row in events]  # event_id
+        found = client.query("SELECT event_id FROM om_events WHERE event_id IN {ids:Array(UInt64)}",
+                             parameters={"ids": ids}).result_rows if ids else []
+        seen_stored.update(row[0] for row in found)
+
+    events = [event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events)]
+    write_batch(client, [*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(conversation.messages)),
+                         *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records), *events],
+                stored=stored)
+    assert {rows.rows["om_events"][0][6] for rows in events} <= seen_stored
+
+
 async def test_a_database_from_before_the_context_rows_gets_them_when_migrated(clickhouse_dsn) -> None:
     conversation = Conversation(OMConfig.model_validate(REFLECTIVE))
     conversation.talk(40, thread="t", resource="r")
