@@ -74,3 +74,34 @@ async def test_another_resources_thread_costs_the_same_queries_as_a_missing_one(
         costs[thread] = len(calls)
     assert costs["theirs"] == costs["missing"] == 2, "one row lookup per call, whoever owns the thread"
     assert (await reader.status("theirs", "r-other")) is None, "the owner reads it"
+
+
+async def test_a_recall_reads_the_tables_only_once_the_sinks_writes_landed() -> None:
+    """Embedded, a wait may return on rows the sink has not inserted yet; the recall tool reads the
+    tables themselves, so its route waits for ``tables_landed`` first (streams/sink/landings.py)."""
+    import asyncio
+
+    landed, order = asyncio.Event(), []
+
+    class _Landing(_Reader):
+        async def tables_landed(self) -> None:
+            await landed.wait()
+            order.append("landed")
+
+        def recall(self, resource_id: str, request: dict[str, Any]) -> dict[str, Any]:
+            order.append("recall")
+            return super().recall(resource_id, request)
+
+    client = TestClient(TestServer(create_app(_Landing(), {"real": ["r1"]})))  # type: ignore[arg-type]
+    await client.start_server()
+    try:
+        asked = asyncio.ensure_future(client.post("/v1/recall", json={"resource_id": "r1"},
+                                                  headers={"Authorization": "Bearer real"}))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert order == [] and not asked.done()
+        landed.set()
+        response = await asyncio.wait_for(asked, 10)
+        assert response.status == 200 and order == ["landed", "recall"]
+    finally:
+        await client.close()
