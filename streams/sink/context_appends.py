@@ -4,8 +4,10 @@ Most batches of a live conversation add a message or two to a key, and half of t
 its fold or an Observer's result wrote (a buffered chunk, a new head version). Recomputing such a
 key's row from the tables runs three to five queries (:func:`streams.sink.contexts.context_rows`);
 this takes the stored row, appends the batch's messages to its window and moves its head to the
-batch's newest snapshot, after one primary-key query for all such keys (and one for their stored
-rows when the sink does not remember them: streams/sink/row_cache.py). Rules this file keeps:
+batch's newest snapshot. It asks the tables nothing when the sink remembers the key's row
+(streams/sink/row_cache.py) and what the tables hold of its threads' messages and observations
+(streams/sink/stored_versions.py); what it does not remember it reads in one query each. Rules this
+file keeps:
 
 * **The same row a recompute would write, or none.** A key is brought forward only when the tables
   show that a recompute could not differ: each of its batch messages is new (no other version of it
@@ -39,11 +41,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
-from clickhouse_connect.driver.client import Client
-
 from streams.reader.queries import ResourceKey, head_fields
 from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS,
                                WORKING_MEMORY_COLUMNS)
+from streams.sink.stored_versions import Loader
 from streams.sink.window_parses import WindowParses
 
 PARSES = WindowParses()  # the windows this process brought forward last, parsed (streams/sink/window_parses.py)
@@ -58,19 +59,6 @@ _WM_VERSION, _WM_CONTENT, _WM_KEY_VERSION = (WORKING_MEMORY_COLUMNS.index(c)
                                              for c in ("wm_version", "content", "version"))
 # row indices of a stored om_contexts row (streams.sink.contexts.CONTEXT_COLUMNS)
 _HEAD, _WORKING_MEMORY, _WINDOWS, _MESSAGE_THREADS, _SPEAKING = 2, 3, 7, 8, 9
-
-_DOUBTS = """
-SELECT 'versions', resource_id, thread_id, id, groupUniqArray(version) FROM om_messages
-WHERE (resource_id, thread_id, id) IN {messages:Array(Tuple(String, String, String))}
-GROUP BY resource_id, thread_id, id
-UNION ALL
-SELECT 'observed', '', lookup_key, message_id, groupUniqArray(version) FROM om_message_observations
-WHERE (lookup_key, message_id) IN {observed:Array(Tuple(String, String))}
-GROUP BY lookup_key, message_id
-UNION ALL
-SELECT 'deleted', resource_id, lookup_key, '', [] FROM om_deleted_keys
-WHERE (resource_id, lookup_key) IN {keys:Array(Tuple(String, String))}
-"""
 
 StoredRows = Callable[[Sequence[ResourceKey]], list[list[Any] | None]]
 
@@ -93,13 +81,13 @@ class _Head:
         return self.after != self.before
 
 
-def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Sequence[Any]]],
-                  stored_rows: StoredRows, behind: Mapping[str, Sequence[Sequence[Any]]] | None = None
-                  ) -> tuple[list[list[Any]], list[ResourceKey]]:
+def appended_rows(keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Sequence[Any]]],
+                  stored_rows: StoredRows, versions: Loader) -> tuple[list[list[Any]], list[ResourceKey]]:
     """The rows of ``keys`` brought forward by the batch's rows (``pending``, by table), without a
     new version or status yet; and the keys that need a full recompute instead. ``stored_rows``
-    gives the keys' stored rows (streams.sink.contexts: remembered, else one query); ``behind``
-    has the rows of a batch still being inserted, counted as if they were stored."""
+    gives the keys' stored rows (streams.sink.contexts: remembered, else one query); ``versions``
+    what the tables hold of the batch's threads and keys (streams/sink/stored_versions.py: the
+    batches still being inserted counted as stored)."""
     if not keys:
         return [], []
     wanted = set(keys)
@@ -126,8 +114,8 @@ def appended_rows(client: Client, keys: Sequence[ResourceKey], pending: Mapping[
     shown = {(key[1], message["id"]) for key, head in heads.items() if head.moved
              for window in parsed(key).values() for message in window}
     shown |= {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] >= OBSERVED_VERSION}
-    doubtful, observed = _doubts(client, keys, newest, batch_versions, shown, pending.get("om_message_observations", ()),
-                                 behind or {})
+    doubtful, observed = _doubts(versions, keys, newest, batch_versions, shown,
+                                 pending.get("om_message_observations", ()))
     by_key: dict[ResourceKey, tuple[list[Sequence[Any]], list[Sequence[Any]]]] = {}
     for row in newest.values():
         key = (row[_RESOURCE], row[_KEY])
@@ -160,52 +148,44 @@ def _empty_row(key: ResourceKey) -> list[Any]:
     return [key[1], key[0], None, None, None, 0, 0, "{}", [], [], 0]
 
 
-def _doubts(client: Client, keys: Sequence[ResourceKey], newest: dict[tuple[str, str, str], Sequence[Any]],
+def _doubts(versions: Loader, keys: Sequence[ResourceKey], newest: dict[tuple[str, str, str], Sequence[Any]],
             batch_versions: dict[tuple[str, str, str], set[int]], shown: set[tuple[str, str]],
-            observations: Sequence[Sequence[Any]], behind: Mapping[str, Sequence[Sequence[Any]]]
-            ) -> tuple[set[ResourceKey], dict[tuple[str, str], int]]:
+            observations: Sequence[Sequence[Any]]) -> tuple[set[ResourceKey], dict[tuple[str, str], int]]:
     """The keys whose messages are not plainly new, or that have a deletion cut; and the newest
-    observation version of each ``shown`` (lookup key, message id); the batch's own rows
-    (``observations``) counted whether or not they are inserted yet, and so are the rows of the
-    batch before it still being inserted (``behind``: the query may see some of them, all or none).
-    A message is plainly new when no other version of it is stored and no observation row names
-    it; an observed copy (the processor's, at ``OBSERVED_VERSION`` and up), when no stored version
-    outranks it. One query."""
+    observation version of each ``shown`` (lookup key, message id), the batch's own rows
+    (``observations``) counted whether or not they are inserted yet. A message is plainly new when
+    no other version of it is stored and no observation row names it; an observed copy (the
+    processor's, at ``OBSERVED_VERSION`` and up), when no stored version outranks it."""
     doubtful = {(row[_RESOURCE], row[_KEY]) for row in newest.values() if row[_REFUSED]}
     new = {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] < OBSERVED_VERSION}
-    found = client.query(_DOUBTS, parameters={
-        "messages": list(newest), "observed": sorted(new | shown), "keys": sorted(keys)}).result_rows
-    versions: dict[tuple[str, str, str], set[int]] = {}  # stored versions of the batch's messages
-    named: dict[tuple[str, str], set[int]] = {}  # observation versions naming (lookup key, message id)
-    for tag, resource, second, third, found_versions in found:
-        if tag == "versions":
-            versions.setdefault((resource, second, third), set()).update(found_versions)
-        elif tag == "observed":
-            named.setdefault((second, third), set()).update(found_versions)
-        elif tag == "deleted":
-            doubtful.add((resource, second))
-    for row in behind.get("om_messages", ()):
-        ident = (row[_RESOURCE], row[_THREAD], row[_ID])
-        if ident in newest:
-            versions.setdefault(ident, set()).add(row[_VERSION])
-    for row in (*behind.get("om_message_observations", ()), *observations):
+    asked = new | shown
+    known = versions({(resource, thread) for resource, thread, _ in newest}, {key for key, _ in asked}, keys)
+    doubtful.update(known.deleted)
+    named: dict[tuple[str, str], int] = {}  # the newest observation version naming (lookup key, message id)
+    for pair in asked:
+        found = known.observed[pair[0]].get(pair[1])
+        if found is not None:
+            named[pair] = found
+    for row in observations:
         pair = (row[_OBSERVED_KEY], row[_OBSERVED_ID])
-        if pair in new or pair in shown:
-            named.setdefault(pair, set()).add(row[_OBSERVED_VERSION])
-    for ident, stored in versions.items():
-        row = newest[ident]
+        if pair in asked and row[_OBSERVED_VERSION] > named.get(pair, -1):
+            named[pair] = row[_OBSERVED_VERSION]
+    for ident, row in newest.items():
+        stored = known.versions[ident[:2]].get(ident[2])
+        if not stored:
+            continue
         if row[_VERSION] >= OBSERVED_VERSION:
             outranked = max(stored) > row[_VERSION]
         else:
-            outranked = not stored <= batch_versions[ident]
+            outranked = not set(stored) <= batch_versions[ident]
         if outranked:
             doubtful.add((row[_RESOURCE], row[_KEY]))
     observed: dict[tuple[str, str], int] = {}
-    for pair, found_versions in named.items():
+    for pair, version in named.items():
         if pair in new:
             doubtful.update((row[_RESOURCE], row[_KEY]) for row in newest.values() if (row[_KEY], row[_ID]) == pair)
         if pair in shown:
-            observed[pair] = max(found_versions)
+            observed[pair] = version
     return doubtful, observed
 
 

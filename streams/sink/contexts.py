@@ -42,6 +42,7 @@ from streams.reader.queries import ResourceKey, WindowRequest
 from streams.sink.context_appends import appended_rows
 from streams.sink.inserts import insert
 from streams.sink.row_cache import Pinned
+from streams.sink.stored_versions import StoredVersions
 
 CONTEXT_COLUMNS = ("lookup_key", "resource_id", "head", "working_memory", "status", "status_at", "status_offset",
                    "windows", "message_threads", "speaking_threads", "version")
@@ -195,8 +196,10 @@ def brought_forward(client: Client, status_only: Sequence[ResourceKey], forward:
         full += missing
     forward, unknown = _remembered_if_snapshot(forward, pending, cache, stored_rows)
     full += unknown
+    versions = (cache.versions(client, behind or {}) if cache is not None
+                else StoredVersions().loader(client, behind or {}, 0))
     for start in range(0, len(forward), MAX_KEYS):
-        extended, doubtful = appended_rows(client, forward[start:start + MAX_KEYS], pending, stored_rows, behind)
+        extended, doubtful = appended_rows(forward[start:start + MAX_KEYS], pending, stored_rows, versions)
         rows += _restamped(extended, events)
         full += doubtful
     return rows, full

@@ -22,6 +22,8 @@ the key but the batch's, which a snapshot's shortcut needs. Rules this file keep
   rows are recorded again once inserted, which may be after the next batch brought them forward.
 * **Bounded**: at most ``max_bytes`` of rows (their windows, the large part), least recently written
   dropped first.
+* It also holds, and drops with its rows, what the tables hold of the keys' message and observation
+  versions (streams/sink/stored_versions.py), which rests on the same rule of one writer per key.
 * The writer's thread and the consumer's loop (revocations) both call it: one lock.
 """
 
@@ -29,8 +31,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from clickhouse_connect.driver.client import Client
+
+from streams.sink.stored_versions import Loader, StoredVersions
 
 ResourceKey = tuple[str, str]  # (resource id, lookup key), as streams.reader.queries names them
 _KEY, _RESOURCE, _VERSION = 0, 1, -1  # indices in an om_contexts row (streams.sink.contexts.CONTEXT_COLUMNS)
@@ -47,10 +53,11 @@ class RowCache:
         self._bytes = 0
         self._epoch = 0  # one more each time everything is dropped
         self._lock = threading.Lock()
+        self.versions = StoredVersions()  # the doubts' answers (streams/sink/stored_versions.py), dropped with the rows
 
     def pinned(self) -> Pinned:
         """This memory for one write: what it inserts is recorded only if nothing was dropped meanwhile."""
-        return Pinned(self, self._epoch)
+        return Pinned(self, self._epoch, self.versions.epoch)
 
     def get(self, keys: Sequence[ResourceKey]) -> list[list[Any] | None]:
         """Each key's last inserted row (a copy: callers change theirs), or None."""
@@ -76,7 +83,9 @@ class RowCache:
                 self._bytes -= _size(dropped)
 
     def forget(self, keys: Iterable[ResourceKey] | None = None) -> None:
-        """Drop ``keys`` (None: everything)."""
+        """Drop ``keys`` (None: everything; either way the stored versions: a key is forgotten when
+        it is deleted)."""
+        self.versions.clear()
         with self._lock:
             if keys is None:
                 self._rows.clear()
@@ -92,8 +101,8 @@ class RowCache:
 class Pinned:
     """A :class:`RowCache` as one write sees it (:meth:`RowCache.pinned`)."""
 
-    def __init__(self, cache: RowCache, epoch: int) -> None:
-        self._cache, self._epoch = cache, epoch
+    def __init__(self, cache: RowCache, epoch: int, versions_epoch: int) -> None:
+        self._cache, self._epoch, self._versions_epoch = cache, epoch, versions_epoch
 
     @property
     def current(self) -> bool:
@@ -117,3 +126,11 @@ class Pinned:
 
     def forget(self, keys: Iterable[ResourceKey] | None = None) -> None:
         self._cache.forget(keys)
+
+    def versions(self, client: Client, behind: Mapping[str, Sequence[Sequence[Any]]]) -> Loader:
+        """The stored versions' answers for this write's start, ``behind`` the batches being written."""
+        return self._cache.versions.loader(client, behind, self._versions_epoch)
+
+    def learn(self, pending: Mapping[str, Sequence[Sequence[Any]]]) -> None:
+        """A batch's rows, as its start hands them to be inserted, join the stored versions."""
+        self._cache.versions.learn(pending, self._versions_epoch)

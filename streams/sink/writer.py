@@ -31,7 +31,7 @@ That start may even run before the batches ahead of it have landed (:func:`prepa
 them ``behind``: the sink starts each batch as it is collected, and writes the started ones
 together, :meth:`Prepared.merged`). Their rows then count as stored: the rows they brought forward
 are in the row cache from the moment they were computed, their messages' versions and observation
-rows join the doubts query's answer, and a key whose row one of them recomputes is recomputed by
+rows in its stored versions (streams/sink/stored_versions.py), and a key whose row one of them recomputes is recomputed by
 this batch too. A start whose row cache was dropped meanwhile (a batch ahead failed, partitions were
 revoked) announces nothing more, and its write withdraws what it did announce and starts over.
 """
@@ -244,8 +244,10 @@ def _begin(client: Client, pending: dict[str, list[list]], deleted: set[tuple[st
     rows, full = brought_forward(client, sorted(status_only), sorted(forward), events, pending, cache,
                                  behind.pending if behind is not None else None)
     shown = {(row[1], row[0]) for row in rows}  # (resource, lookup key)
-    if rows and cache is not None:  # the next batch's start may bring them forward before they are inserted
-        cache.inserted(rows)
+    if cache is not None:  # the next batch's start may bring them forward before they are inserted
+        cache.learn(pending)
+        if rows:
+            cache.inserted(rows)
 
     handed = [event for event in events if (event[0], event[1]) in shown]
 
