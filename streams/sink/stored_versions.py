@@ -85,7 +85,7 @@ class _Units:
 
 
 class StoredVersions:
-    def __init__(self, max_entries: int = 1 << 20) -> None:
+    def __init__(self, max_entries: int = 1 << 18) -> None:  # ~40 MB
         self.max_entries = max_entries
         self._versions, self._observed, self._deleted = _Units(), _Units(), _Units()
         self._entries = 0
