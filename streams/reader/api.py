@@ -65,6 +65,7 @@ class Reader:
         self._cache = cache
         self._waits: FoldWatch | Polling = folds or Polling(poll_interval_s)
         self._awaited = Coalescer(functools.partial(queries.awaited, client))
+        self._applied = Coalescer(functools.partial(queries.applied_ids, client))
         self._landed = landed
 
     async def tables_landed(self) -> None:
@@ -153,9 +154,16 @@ class Reader:
 
     async def _covered(self, awaited: AwaitedMessage, wait: Wait) -> KeyRows | None:
         """The key's rows if the fold of the message is stored and the row shows the message, else None.
-        A fold the sink reported and a row listing the message need no query; else one query says
-        whether the fold is stored (unless the sink said so) and which observation, if any, covers
-        the message."""
+        A fold the sink reported or remembers (embedded: streams/reader/fold_memory.py) and a row
+        listing the message need no query; else one query says whether the fold is stored (unless
+        the sink said so) and which observation, if any, covers the message."""
+        if not wait.folded and not wait.looked:
+            remembered = await self._waits.folded(awaited, self._applied.load)
+            if remembered is not None:
+                wait.looked = True
+                if not remembered:
+                    return None
+                wait.folded = True
         if wait.folded:
             rows = await self._handed_rows(awaited, wait)
             own = rows.get(awaited.resource_id)

@@ -15,6 +15,8 @@ event of its own, makes the context cover it. Rules this file keeps:
   cache) and the one the sink handed it for its own resource: the sink hands its shortcuts' rows
   over before it inserts them (:mod:`streams.sink.writer`), and withdraws them from the cache if
   that insert fails.
+* **A first look asks no query once the key is remembered**: the folds the sink stored, by key
+  (streams/reader/fold_memory.py), loaded once, then kept by what the sink tells.
 * **The sink tells every fold.** Every event row the sink stores is handed over once it is in the
   table (some also before, with the rows that show them: streams/sink/writer.py). So once a wait's
   first look (after it was registered) found no fold in the tables, a later look that was told of
@@ -39,8 +41,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from streams.sink.rows import EVENT_COLUMNS
+from streams.reader.fold_memory import FoldMemory, Load
 from streams.reader.queries import AwaitedMessage
+from streams.sink.rows import EVENT_COLUMNS
 
 _RESOURCE, _KEY, _APPLIED = (EVENT_COLUMNS.index(c) for c in ("resource_id", "lookup_key", "applied_message_id"))
 
@@ -81,6 +84,11 @@ class FoldWatch:
         self._loop = loop
         self._lock = threading.Lock()
         self._waits: dict[str, set[Wait]] = {}
+        self.memory = FoldMemory()  # every fold the sink stored, by key (streams/reader/fold_memory.py)
+
+    async def folded(self, awaited: AwaitedMessage, load: Load) -> bool | None:
+        """Whether the fold of ``awaited`` is stored, without a query once its key is remembered."""
+        return await self.memory.folded((awaited.resource_id, awaited.key), awaited.message_id, load)
 
     @contextlib.contextmanager
     def watching(self, awaited: AwaitedMessage) -> Iterator[Wait]:
@@ -99,6 +107,7 @@ class FoldWatch:
     def stored(self, events: Sequence[Sequence[Any]]) -> None:
         """The sink wrote the context rows that show these ``om_events`` rows, and inserts them next
         (called from its writer thread)."""
+        self.memory.told((row[_RESOURCE], row[_KEY], row[_APPLIED]) for row in events if row[_APPLIED])
         self._hand_over([(row[_KEY], row[_RESOURCE], row[_APPLIED], None) for row in events])
 
     def rows_written(self, rows: Sequence[Sequence[Any]]) -> None:
@@ -129,6 +138,10 @@ class Polling:
     @contextlib.contextmanager
     def watching(self, awaited: AwaitedMessage) -> Iterator[_PollingWait]:
         yield _PollingWait(self.interval_s)
+
+    async def folded(self, awaited: AwaitedMessage, load: Load) -> bool | None:
+        """Not known without a query: no sink tells this reader its folds."""
+        return None
 
 
 class _PollingWait:

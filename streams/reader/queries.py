@@ -113,6 +113,13 @@ SELECT 'observed', '', lookup_key, message_id, version FROM om_message_observati
 WHERE (lookup_key, message_id) IN {{observed:{_PAIRS}}}
 """
 
+# Every message id each key's stored status events applied (streams/reader/fold_memory.py loads a
+# key once): one primary-key range per key.
+_APPLIED = f"""
+SELECT DISTINCT resource_id, lookup_key, applied_message_id FROM om_events
+WHERE (resource_id, lookup_key) IN {{keys:{_PAIRS}}} AND type = 'status' AND applied_message_id != ''
+"""
+
 # Every resource's row of each key, newest version: one primary-key range per key.
 _CONTEXT_ROWS = """
 SELECT lookup_key, resource_id, head, working_memory, status, status_at, status_offset, windows, message_threads,
@@ -340,6 +347,14 @@ def awaited(client: Client, messages: Sequence[AwaitedMessage]) -> list[tuple[bo
     folded = {(resource, key, mid) for tag, resource, key, mid, _ in rows if tag == "folded"}
     observed = {(key, mid): int(version) for tag, _, key, mid, version in rows if tag == "observed"}
     return [((a.resource_id, a.key, a.message_id) in folded, observed.get((a.key, a.message_id))) for a in messages]
+
+
+def applied_ids(client: Client, keys: Sequence[ResourceKey]) -> list[frozenset[str]]:
+    """Per (resource, key): every message id one of its stored status events applied."""
+    found: dict[ResourceKey, set[str]] = {}
+    for resource, key, message_id in _rows(client, _APPLIED, keys=_unique(keys)):
+        found.setdefault((resource, key), set()).add(message_id)
+    return [frozenset(found.get(key, ())) for key in keys]
 
 
 def _rows(client: Client, sql: str, **parameters: Any) -> list[tuple[Any, ...]]:

@@ -335,12 +335,20 @@ async def test_a_wait_told_of_every_fold_asks_the_tables_only_at_its_first_look(
         return await load(awaited)
 
     reader._awaited.load = counted  # type: ignore[method-assign]
+    loaded = []
+    load_folds = reader._applied.load
+
+    async def counted_folds(key):
+        loaded.append(key)
+        return await load_folds(key)
+
+    reader._applied.load = counted_folds  # type: ignore[method-assign]
     sink([*(message_rows(k, m.to_bytes(), n) for n, (k, m) in enumerate(earlier)),
           *(delta_rows(d.model_dump_json().encode()) for _, d in conversation.records),
           *(event_rows(k, e.to_bytes(), n) for n, (k, e) in enumerate(conversation.events) if (k, e) not in fold)])
     waiting = asyncio.create_task(reader.context("t", "r", wait_for_message_id=last.id, timeout=30))
     deadline = asyncio.get_running_loop().time() + 10
-    while not asked:  # the first look
+    while not loaded:  # the first look: the key's folds, loaded once (streams/reader/fold_memory.py)
         assert asyncio.get_running_loop().time() < deadline, "the wait never looked"
         await asyncio.sleep(0.01)
     await asyncio.to_thread(sink, [message_rows(key, last.to_bytes(), len(earlier))])  # its row: no fold yet
@@ -349,7 +357,10 @@ async def test_a_wait_told_of_every_fold_asks_the_tables_only_at_its_first_look(
     await asyncio.to_thread(sink, [event_rows(k, e.to_bytes(), 100 + n) for n, (k, e) in enumerate(fold)])
     waited = await asyncio.wait_for(waiting, 10)
     assert waited.messages[-1].id == last.id
-    assert asked == [last.id], "one query: the first look's"
+    assert loaded == [("r", key)] and asked == [], "one query: the first look's load of the key's folds"
+    # a later wait on the key, for a message folded before it began, asks nothing at all
+    await reader.context("t", "r", wait_for_message_id=earlier[-1][1].id, timeout=5)
+    assert len(loaded) == 1 and asked == []
 
 
 def test_every_event_is_handed_to_the_waits_once_it_is_in_the_table(clickhouse_dsn) -> None:
