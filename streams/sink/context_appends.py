@@ -248,12 +248,14 @@ def _append(row: list[Any], windows: Windows, messages: list[Sequence[Any]], hid
 def _move_head(row: list[Any], windows: Windows, key: ResourceKey, head: _Head,
                observed: Mapping[tuple[str, str], int], memories: Sequence[Sequence[Any]]) -> None:
     """``row`` and its ``windows`` at ``head``'s new version (changed in place): its head column, the
-    windows without what is observed at or below it, and the newest working memory block the move
-    brings in."""
+    windows without what is observed at or below it (a list that loses nothing is kept, text and
+    all), and the newest working memory block the move brings in."""
     version, before = head.after[1], head.before[1]
     row[_HEAD] = head.column
     for thread, window in windows.lists.items():
-        windows.lists[thread] = [m for m in window if observed.get((key[1], m["id"]), version + 1) > version]
+        kept = [m for m in window if observed.get((key[1], m["id"]), version + 1) > version]
+        if len(kept) < len(window):
+            windows.lists[thread] = kept
     blocks = [m for m in memories if (m[0], m[1]) == key and m[_WM_KEY_VERSION] > before]  # each with its snapshot
     if blocks:
         row[_WORKING_MEMORY] = max(blocks, key=lambda m: (m[_WM_VERSION], m[_WM_KEY_VERSION]))[_WM_CONTENT]
