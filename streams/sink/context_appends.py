@@ -223,9 +223,8 @@ def _append(row: list[Any], windows: Windows, messages: list[Sequence[Any]], hid
         if m[_ROLE] != "system":
             speaking.add(m[_THREAD])
         lists[m[_THREAD]] = [w for w in lists.get(m[_THREAD], []) if (m[_THREAD], w["id"]) not in gone]
-    new_ids = {(m[_THREAD], m[_ID]) for m in messages}
     by_thread: dict[str, list[Sequence[Any]]] = {}
-    ids_by_thread: dict[str, list[str]] = {}
+    ids_by_thread: dict[str, list[str]] = {}  # system ones too: a window's copy of one is dropped
     for m in messages:
         threads.add(m[_THREAD])
         ids_by_thread.setdefault(m[_THREAD], []).append(m[_ID])
@@ -236,7 +235,8 @@ def _append(row: list[Any], windows: Windows, messages: list[Sequence[Any]], hid
         added = [_message_fields(m) for m in sorted(rows, key=lambda r: (r[_CREATED], r[_VERSION]))]
         if windows.append(thread, added, ids_by_thread[thread]):  # the common case: the window as it was, then these
             continue
-        kept = [w for w in lists.get(thread, []) if (thread, w["id"]) not in new_ids]  # a redelivered one: re-added
+        new_ids = set(ids_by_thread[thread])
+        kept = [w for w in lists.get(thread, []) if w["id"] not in new_ids]  # a redelivered one: re-added
         times = {w["created_at"] for w in kept}
         if any(m[_CREATED] in times for m in rows):
             return False

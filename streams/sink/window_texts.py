@@ -14,8 +14,9 @@ processor's CPU at 1,000 msgs/s (~0.9 ms for 2,000 messages of ~1 kB). Rules thi
   written out again; one whose list is the very object its text was made for is not.
 * **Appending is the one change made without a pass over the window**: messages each later than the
   thread's last one (windows are oldest first: the window query's order, which every change to a
-  window keeps) when none of the batch's ids in the thread is in it; the new list is the old one and those, its text the
-  old text and theirs (a piece per batch: the column is one join). Anything else is the caller's.
+  window keeps) when none of the batch's ids in the thread is in it; the new list is the old one
+  and those, its text the old text and theirs (a piece per batch: the column is one join).
+  Anything else is the caller's.
 * **An id set holds at least its list's ids**: built with the text, then grown in place (under the
   memo's lock) by each append, so a set may also hold ids another window brought forward from the
   same one appended. A message it wrongly finds there only costs the caller's slower way.
