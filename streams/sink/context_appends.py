@@ -6,8 +6,9 @@ key's row from the tables runs three to five queries (:func:`streams.sink.contex
 this takes the stored row, appends the batch's messages to its window and moves its head to the
 batch's newest snapshot. It asks the tables nothing when the sink remembers the key's row
 (streams/sink/row_cache.py) and what the tables hold of its threads' messages and observations
-(streams/sink/stored_versions.py); what it does not remember it reads in one query each. Rules this
-file keeps:
+(streams/sink/stored_versions.py); what it does not remember it reads in one query each. A window
+this sink wrote is not parsed again (streams/sink/window_parses.py), nor written out again where the
+batch only added messages after it (streams/sink/window_texts.py). Rules this file keeps:
 
 * **The same row a recompute would write, or none.** A key is brought forward only when the tables
   show that a recompute could not differ: each of its batch messages is new (no other version of it
@@ -46,6 +47,7 @@ from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VE
                                WORKING_MEMORY_COLUMNS)
 from streams.sink.stored_versions import Loader
 from streams.sink.window_parses import WindowParses
+from streams.sink.window_texts import Windows
 
 PARSES = WindowParses()  # the windows this process brought forward last, parsed (streams/sink/window_parses.py)
 
@@ -104,15 +106,15 @@ def appended_rows(keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Se
     for row in pending.get("om_records", ()):
         if (head := heads.get((row[0], row[1]))) is not None:
             head.offer(row)
-    windows: dict[ResourceKey, dict[str, list[dict[str, Any]]]] = {}  # parsed once, only where changed
+    windows: dict[ResourceKey, Windows] = {}  # parsed once, only where changed
 
-    def parsed(key: ResourceKey) -> dict[str, list[dict[str, Any]]]:
+    def parsed(key: ResourceKey) -> Windows:
         if key not in windows:
             windows[key] = PARSES.parsed(stored[key][_WINDOWS])
         return windows[key]
 
     shown = {(key[1], message["id"]) for key, head in heads.items() if head.moved
-             for window in parsed(key).values() for message in window}
+             for window in parsed(key).lists.values() for message in window}
     shown |= {(row[_KEY], row[_ID]) for row in newest.values() if row[_VERSION] >= OBSERVED_VERSION}
     doubtful, observed = _doubts(versions, keys, newest, batch_versions, shown,
                                  pending.get("om_message_observations", ()))
@@ -136,9 +138,8 @@ def appended_rows(keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Se
         if head.moved:
             _move_head(brought, parsed(key), key, head, observed, pending.get("om_working_memory", ()))
         if key in windows:
-            kept = {t: w for t, w in sorted(windows[key].items()) if w}
-            brought[_WINDOWS] = orjson.dumps(kept).decode()
-            PARSES.record(brought[_WINDOWS], kept)
+            brought[_WINDOWS] = windows[key].column()  # what the batch did not change is not written out again
+            PARSES.record(brought[_WINDOWS], windows[key])
         rows.append(brought)
     return rows, sorted(full)
 
@@ -189,45 +190,51 @@ def _doubts(versions: Loader, keys: Sequence[ResourceKey], newest: dict[tuple[st
     return doubtful, observed
 
 
-def _append(row: list[Any], windows: dict[str, list[dict[str, Any]]], messages: list[Sequence[Any]],
-            hidden: list[Sequence[Any]]) -> bool:
+def _append(row: list[Any], windows: Windows, messages: list[Sequence[Any]], hidden: list[Sequence[Any]]) -> bool:
     """``messages`` into ``windows`` and ``row``'s thread lists, ``hidden`` ones (observed at the new
     head) into its thread lists only (both changed in place); False if the order of a new message
-    among the window's is not certain (a shared time). Linear in window and batch."""
-    threads, speaking = set(row[_MESSAGE_THREADS]), set(row[_SPEAKING])
+    among the window's is not certain (a shared time). Linear in the batch when its messages are
+    later than their windows' and not in them yet (:meth:`Windows.append`), else in window and batch."""
+    threads, speaking, lists = set(row[_MESSAGE_THREADS]), set(row[_SPEAKING]), windows.lists
     gone = {(m[_THREAD], m[_ID]) for m in hidden}
     for m in hidden:
         threads.add(m[_THREAD])
         if m[_ROLE] != "system":
             speaking.add(m[_THREAD])
-        windows[m[_THREAD]] = [w for w in windows.get(m[_THREAD], []) if (m[_THREAD], w["id"]) not in gone]
-    new_ids = {(m[_THREAD], m[_ID]) for m in messages}
+        lists[m[_THREAD]] = [w for w in lists.get(m[_THREAD], []) if (m[_THREAD], w["id"]) not in gone]
     by_thread: dict[str, list[Sequence[Any]]] = {}
+    ids_by_thread: dict[str, list[str]] = {}  # system ones too: a window's copy of one is dropped
     for m in messages:
         threads.add(m[_THREAD])
+        ids_by_thread.setdefault(m[_THREAD], []).append(m[_ID])
         if m[_ROLE] != "system":
             by_thread.setdefault(m[_THREAD], []).append(m)
     for thread, rows in by_thread.items():
         speaking.add(thread)
-        kept = [w for w in windows.get(thread, []) if (thread, w["id"]) not in new_ids]  # a redelivered one: re-added
+        added = [_message_fields(m) for m in sorted(rows, key=lambda r: (r[_CREATED], r[_VERSION]))]
+        if windows.append(thread, added, ids_by_thread[thread]):  # the common case: the window as it was, then these
+            continue
+        new_ids = set(ids_by_thread[thread])
+        kept = [w for w in lists.get(thread, []) if w["id"] not in new_ids]  # a redelivered one: re-added
         times = {w["created_at"] for w in kept}
         if any(m[_CREATED] in times for m in rows):
             return False
-        added = [_message_fields(m) for m in sorted(rows, key=lambda r: (r[_CREATED], r[_VERSION]))]
-        windows[thread] = sorted(kept + added, key=lambda w: w["created_at"])  # stable: equal-time new ones by version
+        lists[thread] = sorted(kept + added, key=lambda w: w["created_at"])  # stable: equal-time new ones by version
     row[_MESSAGE_THREADS], row[_SPEAKING] = sorted(threads), sorted(speaking)
     return True
 
 
-def _move_head(row: list[Any], windows: dict[str, list[dict[str, Any]]], key: ResourceKey, head: _Head,
+def _move_head(row: list[Any], windows: Windows, key: ResourceKey, head: _Head,
                observed: Mapping[tuple[str, str], int], memories: Sequence[Sequence[Any]]) -> None:
     """``row`` and its ``windows`` at ``head``'s new version (changed in place): its head column, the
-    windows without what is observed at or below it, and the newest working memory block the move
-    brings in."""
+    windows without what is observed at or below it (a list that loses nothing is kept, text and
+    all), and the newest working memory block the move brings in."""
     version, before = head.after[1], head.before[1]
     row[_HEAD] = head.column
-    for thread, window in windows.items():
-        windows[thread] = [m for m in window if observed.get((key[1], m["id"]), version + 1) > version]
+    for thread, window in windows.lists.items():
+        kept = [m for m in window if observed.get((key[1], m["id"]), version + 1) > version]
+        if len(kept) < len(window):
+            windows.lists[thread] = kept
     blocks = [m for m in memories if (m[0], m[1]) == key and m[_WM_KEY_VERSION] > before]  # each with its snapshot
     if blocks:
         row[_WORKING_MEMORY] = max(blocks, key=lambda m: (m[_WM_VERSION], m[_WM_KEY_VERSION]))[_WM_CONTENT]

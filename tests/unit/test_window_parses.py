@@ -1,13 +1,17 @@
 """streams/sink/window_parses.py: a recorded column's parse is served by identity, as a copy, bounded."""
 
+import threading
+
 import orjson
 
 from streams.sink.window_parses import WindowParses
+from streams.sink.window_texts import Windows
 
 
-def _column(thread: str, n: int) -> tuple[str, dict]:
-    windows = {thread: [{"id": f"m{i}", "created_at": i, "parts": [{"type": "text", "text": "x" * 10}]} for i in range(n)]}
-    return orjson.dumps(windows).decode(), windows
+def _column(thread: str, n: int) -> tuple[str, Windows]:
+    windows = Windows({thread: [{"id": f"m{i}", "created_at": i, "parts": [{"type": "text", "text": "x" * 10}]}
+                                for i in range(n)]}, {}, threading.Lock())
+    return windows.column(), windows
 
 
 def test_a_recorded_column_is_served_from_memory_and_equals_its_parse(monkeypatch) -> None:
@@ -15,7 +19,8 @@ def test_a_recorded_column_is_served_from_memory_and_equals_its_parse(monkeypatc
     column, windows = _column("t", 3)
     parses.record(column, windows)
     monkeypatch.setattr(orjson, "loads", lambda _: (_ for _ in ()).throw(AssertionError("parsed again")))
-    assert parses.parsed(column) == windows and parses.hits == 1
+    served = parses.parsed(column)
+    assert served.lists == windows.lists and served.texts == windows.texts and parses.hits == 1
 
 
 def test_the_same_text_in_another_string_is_parsed_not_looked_up() -> None:
@@ -24,7 +29,7 @@ def test_the_same_text_in_another_string_is_parsed_not_looked_up() -> None:
     parses.record(column, windows)
     other = "".join(list(column))  # equal text, another object
     assert other == column and other is not column
-    assert parses.parsed(other) == windows and parses.hits == 0
+    assert parses.parsed(other).lists == windows.lists and not parses.parsed(other).texts and parses.hits == 0
 
 
 def test_a_caller_changing_its_windows_does_not_change_the_memory() -> None:
@@ -32,9 +37,11 @@ def test_a_caller_changing_its_windows_does_not_change_the_memory() -> None:
     column, windows = _column("t", 2)
     parses.record(column, windows)
     mine = parses.parsed(column)
-    mine["t"] = []
-    mine["u"] = [{"id": "x"}]
-    assert parses.parsed(column) == orjson.loads(column)
+    mine.lists["t"] = []
+    mine.lists["u"] = [{"id": "x"}]
+    mine.texts.clear()
+    again = parses.parsed(column)
+    assert again.lists == orjson.loads(column) and again.column() == column
 
 
 def test_bounded_by_characters_least_recently_used_dropped_first() -> None:
