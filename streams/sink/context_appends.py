@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
+
 from streams.reader.queries import ResourceKey, head_fields
 from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS,
                                WORKING_MEMORY_COLUMNS)
