@@ -91,6 +91,18 @@ def _in_one_pass(rules: tuple[tuple[str, str], ...]) -> Callable[[str], str]:
 _INNER = {"user": _in_one_pass(_USER_INNER), "assistant": _in_one_pass(_ASSISTANT_INNER)}
 
 
+def one_of(*alternatives: str, capture: bool = False) -> str:
+    """``(?:a|b|…)`` (a group with ``capture``) behind a look-ahead for the alternatives' first
+    characters: the engine passes each place no alternative can start at with one test instead of
+    trying every alternative there (about twice as fast on a 1 kB sentence). Each alternative starts
+    with a literal character; under IGNORECASE the look-ahead's class folds case as the alternatives
+    do, so the matches are the same."""
+    if any(a[:1] in ("", *"\\([.^$|?*+{") for a in alternatives):
+        raise ValueError("each alternative must start with a literal character")
+    firsts = "".join(sorted({re.escape(a[0]) for a in alternatives}))
+    return f"(?=[{firsts}])" + ("(" if capture else "(?:") + "|".join(alternatives) + ")"
+
+
 SHORT_TEXT = 4_000  # characters
 LONG_TEXTS_KEPT = 64
 
@@ -181,9 +193,9 @@ def third_person(sentence: str, role: str) -> tuple[str, bool]:
     return text, verb_first
 
 
-_FILLER_WORDS = re.compile(
-    r"\b(?:the|a|an|about|around|roughly|usually|comfortably|really|just|very|please|so far|"
-    r"at least|easy|excellent|user can|which has)\s+", re.IGNORECASE)
+_FILLERS = one_of("the", "a", "an", "about", "around", "roughly", "usually", "comfortably", "really", "just", "very",
+                  "please", "so far", "at least", "easy", "excellent", "user can", "which has")
+_FILLER_WORDS = re.compile(rf"\b{_FILLERS}\s+", re.IGNORECASE)
 
 
 def compact(text: str) -> str:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 
-from streams.llm.deterministic.clauses import content_words, sentences, strip_filler, third_person, tidy
+from streams.llm.deterministic.clauses import content_words, one_of, sentences, strip_filler, third_person, tidy
 from streams.llm.deterministic.history import Entry
 
 BUILTIN = ("current-task", "suggested-response", "thread-title")
 _REQUEST = re.compile(
-    r"\?$|^(?:asked to|will|need|needs|want|wants|plan|plans)\b|\b(?:need to|have to|want to|going to)\b|"
+    r"\?$|^(?:asked to|will|need|needs|want|wants|plan|plans)\b|"
+    rf"\b{one_of('need to', 'have to', 'want to', 'going to')}\b|"
     r"^(?:draft|write|book|find|plan|make|send|check|add|fix|shortlist|compare)\b",
     re.IGNORECASE,
 )

@@ -24,6 +24,7 @@ from datetime import date
 from streams.llm.deterministic.clauses import (
     compact,
     content_words,
+    one_of,
     remembered,
     sentences,
     specifics,
@@ -35,19 +36,20 @@ from streams.llm.deterministic.hints import sections
 from streams.llm.deterministic.history import Entry, parse_history, split_threads
 from streams.llm.deterministic.relative_dates import fmt, resolve
 
-_DONE = re.compile(
-    r"\b(?:booked|done|sent|approved|cancell?ed|received|finished|completed|paid|bought|fixed|shipped|merged|"
-    r"submitted|delivered|signed|reserved|ordered|confirmed)\b",
-    re.IGNORECASE,
-)
-_NOT_DONE = re.compile(r"\b(?:will|'ll|need to|going to|want to|should|if|not|haven't|didn't)\b|\?$", re.IGNORECASE)
-_CHOSE = re.compile(r"\b(?:chose|booked|book|go with|going with|picked|decided on|reserved|stay at)\s+"
-                    r"(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
-_SWITCH_TO = re.compile(r"\b(switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)) to ([A-ZÀ-Ý][\w'’-]+)")
+_DONE_WORDS = one_of("booked", "done", "sent", "approved", "cancell?ed", "received", "finished", "completed", "paid",
+                     "bought", "fixed", "shipped", "merged", "submitted", "delivered", "signed", "reserved", "ordered",
+                     "confirmed")
+_DONE = re.compile(rf"\b{_DONE_WORDS}\b", re.IGNORECASE)
+_NOT_DONE_WORDS = one_of("will", "'ll", "need to", "going to", "want to", "should", "if", "not", "haven't", "didn't")
+_NOT_DONE = re.compile(rf"\b{_NOT_DONE_WORDS}\b|\?$", re.IGNORECASE)
+_CHOSE_WORDS = one_of("chose", "booked", "book", "go with", "going with", "picked", "decided on", "reserved", "stay at")
+_CHOSE = re.compile(rf"\b{_CHOSE_WORDS}\s+(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
+_SWITCH_WORDS = one_of("switch(?:ed|ing)?", "chang(?:ed|ing)", "mov(?:ed|ing)", capture=True)
+_SWITCH_TO = re.compile(rf"\b{_SWITCH_WORDS} to ([A-ZÀ-Ý][\w'’-]+)")
 _CANCEL = re.compile(r"\bcancell?ed ([A-ZÀ-Ý][\w'’-]+)")
 _CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
-_DECISION = re.compile(r"^let'?s go with\b|\b(?:chose|decided|picked|go with|switch\w*|changed my mind|instead of)\b",
-                       re.IGNORECASE)
+_DECIDED = one_of("chose", "decided", "picked", "go with", r"switch\w*", "changed my mind", "instead of")
+_DECISION = re.compile(rf"^let'?s go with\b|\b{_DECIDED}\b", re.IGNORECASE)
 _RECAP = re.compile(r"^(?:noted|updated|got it|great|perfect|wonderful|design decisions so far|so far|to recap)\b"
                     r"[^:,]{0,20}[:,]", re.IGNORECASE)
 ASSISTANT_CLAUSES = 2
