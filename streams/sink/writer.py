@@ -31,8 +31,8 @@ That start may even run before the batches ahead of it have landed (:func:`prepa
 them ``behind``: the sink starts each batch as it is collected, and writes the started ones
 together, :meth:`Prepared.merged`). Their rows then count as stored: the rows they brought forward
 are in the row cache from the moment they were computed, their messages' versions and observation
-rows in its stored versions (streams/sink/stored_versions.py), and a key whose row one of them recomputes is recomputed by
-this batch too. A start whose row cache was dropped meanwhile (a batch ahead failed, partitions were
+rows in its stored versions (streams/sink/stored_versions.py), and a key whose row one of them
+recomputes is recomputed by this batch too. A start whose row cache was dropped meanwhile (a batch ahead failed, partitions were
 revoked) announces nothing more, and its write withdraws what it did announce and starts over.
 """
 
