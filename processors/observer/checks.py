@@ -13,7 +13,8 @@ _DATE_HEADER = re.compile(r"^\s*Date:\s+[A-Z][a-z]{2,8}\s+\d{1,2},\s+\d{4}\b")
 _TOP_LEVEL_ITEM = re.compile(r"^[*-]\s+(.*)$")
 _TIME = re.compile(r"\(\d{1,2}:\d{2}\)")
 _RELATIVE = re.compile(
-    r"\b(yesterday|tomorrow|tonight|last (?:week|month|year|night|monday|tuesday|wednesday|thursday|"
+    r"\b(?=[\dilnty])"  # the alternatives' first characters: each other place is passed in one test
+    r"(yesterday|tomorrow|tonight|last (?:week|month|year|night|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday)|next (?:week|month|year|monday|tuesday|wednesday|thursday|friday|"
     r"saturday|sunday)|in \d+ (?:days|weeks|months)|\d+ (?:days|weeks|months) ago)\b",
     re.IGNORECASE,
