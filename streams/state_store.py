@@ -17,6 +17,10 @@ Rules this module keeps:
 * **One directory per process** under ``<OM_DATA_DIR>/state/``, held with an exclusive ``flock``;
   a directory no process holds (its owner died or exec'd itself in place) is removed at the next
   start, by whichever worker starts next on the host.
+* **Made and swept one worker at a time** (``state/.lock``, held while a worker removes stale
+  directories and makes and locks its own): a directory is locked before another worker can find
+  it. Without it, workers started together on one host could sweep a directory made but not yet
+  locked, and its owner failed to start (seen once in the cluster tests).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ log = logging.getLogger(__name__)
 
 STATE = b"\x00s\x00"  # local prefix of the slim-state records (the changelog keys them by the bare key)
 LOCK = "lock"
+SWEEP_LOCK = ".lock"  # in the state directory: held while a worker sweeps it and makes its own
 
 
 def state_dir(data_dir: Path) -> Path:
@@ -50,11 +55,14 @@ def open_parts(data_dir: Path) -> PartStore:
     """A fresh store of this process's own, after removing the directories of dead processes."""
     root = state_dir(data_dir)
     root.mkdir(parents=True, exist_ok=True)
-    for old in root.iterdir():
-        _remove_if_unheld(old)
-    path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
-    lock = open(path / LOCK, "a")  # noqa: SIM115 - held until the process ends (or exec's itself)
-    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with open(root / SWEEP_LOCK, "a") as sweeping:
+        fcntl.flock(sweeping, fcntl.LOCK_EX)  # released when the file closes, or its process dies
+        for old in root.iterdir():
+            if old.name != SWEEP_LOCK:
+                _remove_if_unheld(old)
+        path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
+        lock = open(path / LOCK, "a")  # noqa: SIM115 - held until the process ends (or exec's itself)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     atexit.register(shutil.rmtree, path, True)  # an exec or a kill -9 leaves it to the next start
     return PartStore(path, lock)
 

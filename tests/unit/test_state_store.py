@@ -16,6 +16,7 @@ from streams.fold import BatchFolder, FoldResult, InputRecord
 from streams.harness.echo_model import respond
 from streams.idle_schedule import IdleSchedule
 from streams.state_changelog import LocalChangelog, drop_parts, read_state
+from streams import state_store
 from streams.state_store import SpilledStates, open_parts, state_dir
 from streams.topics import Topics
 
@@ -110,6 +111,32 @@ def test_a_dead_processs_store_is_removed_at_the_next_start_and_a_live_ones_kept
     assert live.path.exists() and mine.path.exists() and live.path != mine.path
     mine.close()
     assert not mine.path.exists()
+
+
+def test_no_worker_sweeps_while_another_makes_its_directory(tmp_path: Path, monkeypatch) -> None:
+    """A worker starting beside this one (another open file of the sweep lock) finds the lock taken
+    from before this one's directory exists until it is locked: it cannot sweep it unlocked."""
+    root = state_dir(tmp_path)
+    seen: list[bool] = []
+    made = state_store.tempfile.mkdtemp
+
+    def mkdtemp(*args, **kwargs):
+        path = made(*args, **kwargs)
+        with open(root / state_store.SWEEP_LOCK, "a") as other:
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append(False)  # another worker could sweep now: the directory has no lock yet
+                state_store._remove_if_unheld(Path(path))  # and would take it away
+            except BlockingIOError:
+                seen.append(True)
+        return path
+
+    monkeypatch.setattr(state_store.tempfile, "mkdtemp", mkdtemp)
+    store = open_parts(tmp_path)
+    assert seen == [True] and store.path.exists()
+    store.close()
+    with open(root / state_store.SWEEP_LOCK, "a") as after:  # released once the directory is locked
+        fcntl.flock(after, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def _record(key: str) -> dict:
