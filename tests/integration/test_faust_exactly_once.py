@@ -69,7 +69,16 @@ async def test_a_restarted_worker_rebuilds_its_table_within_seconds_with_the_pro
         await _produce(kafka_bootstrap, source, 6)
         both = await _read_counts(kafka_bootstrap, sink, 16)
 
-    assert both == {b"k0": list(range(1, 9)), b"k1": list(range(1, 9))}, "the table lost its last committed counts"
+    assert both == {b"k0": list(range(1, 9)), b"k1": list(range(1, 9))}, (
+        "the table lost its last committed counts; the restarted worker's recovery:\n" + _recovery_lines(log))
+
+
+def _recovery_lines(log: Path) -> str:
+    """The recovery's part of a worker's log (its highwaters and read positions per partition): a
+    failure here was seen once and its logs were gone by the time they were looked for."""
+    lines = log.read_text(errors="replace").splitlines()
+    marks = [n for n, line in enumerate(lines) if "PromptRecovery" in line or "Recovery" in line]
+    return "\n".join(lines[marks[0]:marks[-1] + 1]) if marks else "(no recovery lines)"
 
 
 async def _wait_for_line(log: Path, line: str, deadline_s: float) -> None:
