@@ -66,28 +66,13 @@ class Known(NamedTuple):
     deleted: Collection[ResourceKey]
 
 
-class _Units:
-    """The loaded units of one kind, least recently asked first, with their id counts."""
-
-    def __init__(self) -> None:
-        self.held: OrderedDict[Any, dict[str, Any]] = OrderedDict()
-
-    def take(self, units: Collection[Any]) -> tuple[dict[Any, dict[str, Any]], list[Any]]:
-        found, missing = {}, []
-        for unit in units:
-            ids = self.held.get(unit)
-            if ids is None:
-                missing.append(unit)
-            else:
-                self.held.move_to_end(unit)
-                found[unit] = ids
-        return found, missing
+_VERSIONS, _OBSERVED, _DELETED = "versions", "observed", "deleted"  # the kinds of unit, as the load tags its rows
 
 
 class StoredVersions:
     def __init__(self, max_entries: int = 1 << 18) -> None:  # ~40 MB
         self.max_entries = max_entries
-        self._versions, self._observed, self._deleted = _Units(), _Units(), _Units()
+        self._held: OrderedDict[tuple[str, Any], dict[str, Any]] = OrderedDict()  # (kind, unit) -> ids
         self._entries = 0
         self._epoch = 0
         self._lock = threading.Lock()
@@ -102,25 +87,32 @@ class StoredVersions:
         """The answers for ``threads``, ``lookup_keys`` and ``keys``: held units from memory, the
         others loaded by one query (with ``behind``'s rows: the batches being written), and kept if
         nothing was dropped since ``epoch``."""
+        asked = {_VERSIONS: threads, _OBSERVED: lookup_keys, _DELETED: keys}
+        found: dict[str, dict[Any, dict[str, Any]]] = {kind: {} for kind in asked}
+        missing: dict[str, list[Any]] = {kind: [] for kind in asked}
         with self._lock:
-            versions, new_threads = self._versions.take(threads)
-            observed, new_keys = self._observed.take(lookup_keys)
-            deleted, new_deleted = self._deleted.take(keys)
-        if new_threads or new_keys or new_deleted:
-            loaded = self._load(client, new_threads, new_keys, new_deleted)
-            _learn_into(loaded[0], loaded[1], behind)
+            for kind, units in asked.items():
+                for unit in units:
+                    ids = self._held.get((kind, unit))
+                    if ids is None:
+                        missing[kind].append(unit)
+                    else:
+                        self._held.move_to_end((kind, unit))
+                        found[kind][unit] = ids
+        if any(missing.values()):
+            loaded = self._load(client, missing[_VERSIONS], missing[_OBSERVED], missing[_DELETED])
+            _learn_into(loaded[_VERSIONS].get, loaded[_OBSERVED].get, behind)
             with self._lock:
                 if epoch == self._epoch:
-                    for units, fresh in zip((self._versions, self._observed, self._deleted), loaded, strict=True):
-                        for unit, ids in fresh.items():
-                            if unit not in units.held:
-                                units.held[unit] = ids
+                    for kind, units in loaded.items():
+                        for unit, ids in units.items():
+                            if (kind, unit) not in self._held:
+                                self._held[kind, unit] = ids
                                 self._entries += len(ids) + 1
                     self._bound()
-            versions.update(loaded[0])
-            observed.update(loaded[1])
-            deleted.update(loaded[2])
-        return Known(versions, observed, {key for key, cut in deleted.items() if cut})
+            for kind, units in loaded.items():
+                found[kind].update(units)
+        return Known(found[_VERSIONS], found[_OBSERVED], {key for key, cut in found[_DELETED].items() if cut})
 
     def loader(self, client: Client, behind: Mapping[str, Sequence[Sequence[Any]]], epoch: int) -> Loader:
         """:meth:`known` for one batch's start."""
@@ -135,7 +127,8 @@ class StoredVersions:
             if pending.get("om_deleted_keys"):
                 self._drop()
                 return
-            self._entries += _learn_into(self._versions.held, self._observed.held, pending)
+            self._entries += _learn_into(lambda unit: self._held.get((_VERSIONS, unit)),
+                                         lambda unit: self._held.get((_OBSERVED, unit)), pending)
             self._bound()
 
     def clear(self) -> None:
@@ -143,51 +136,47 @@ class StoredVersions:
             self._drop()
 
     def _drop(self) -> None:
-        for units in (self._versions, self._observed, self._deleted):
-            units.held.clear()
+        self._held.clear()
         self._entries = 0
         self._epoch += 1
 
     def _bound(self) -> None:
-        while self._entries > self.max_entries:
-            units = max((self._versions, self._observed, self._deleted), key=lambda u: len(u.held))
-            if not units.held:
-                return
-            _, ids = units.held.popitem(last=False)
+        while self._entries > self.max_entries and self._held:
+            _, ids = self._held.popitem(last=False)
             self._entries -= len(ids) + 1
 
     def _load(self, client: Client, threads: Sequence[Thread], lookup_keys: Sequence[str],
-              keys: Sequence[ResourceKey]) -> tuple[dict[Any, dict[str, Any]], ...]:
+              keys: Sequence[ResourceKey]) -> dict[str, dict[Any, dict[str, Any]]]:
         self.loads += 1
-        versions: dict[Any, dict[str, Any]] = {thread: {} for thread in threads}
-        observed: dict[Any, dict[str, Any]] = {key: {} for key in lookup_keys}
-        deleted: dict[Any, dict[str, Any]] = {key: {} for key in keys}
+        loaded: dict[str, dict[Any, dict[str, Any]]] = {
+            _VERSIONS: {thread: {} for thread in threads}, _OBSERVED: {key: {} for key in lookup_keys},
+            _DELETED: {key: {} for key in keys}}
         found = client.query(_LOAD, parameters={"threads": sorted(threads), "lookup_keys": sorted(lookup_keys),
                                                 "keys": sorted(keys)}).result_rows
         for tag, resource, second, third, found_versions in found:
-            if tag == "versions":
-                versions[(resource, second)][third] = tuple(sorted(found_versions))
-            elif tag == "observed":
-                observed[second][third] = found_versions[0]
+            if tag == _VERSIONS:
+                loaded[_VERSIONS][(resource, second)][third] = tuple(sorted(found_versions))
+            elif tag == _OBSERVED:
+                loaded[_OBSERVED][second][third] = found_versions[0]
             else:
-                deleted[(resource, second)][""] = True  # a deletion unit holds one id: its cut
-        return versions, observed, deleted
+                loaded[_DELETED][(resource, second)][""] = True  # a deletion unit holds one id: its cut
+        return loaded
 
 
-def _learn_into(versions: dict[Any, dict[str, Any]], observed: dict[Any, dict[str, Any]],
+def _learn_into(versions: Callable[[Thread], dict[str, Any] | None], observed: Callable[[str], dict[str, Any] | None],
                 pending: Mapping[str, Sequence[Sequence[Any]]]) -> int:
-    """``pending``'s message and observation rows into the units of ``versions`` and ``observed``
-    there are (others are not held: nothing to keep current); the number of ids added."""
+    """``pending``'s message and observation rows into the units ``versions`` and ``observed`` give
+    (None: not held, nothing to keep current); the number of ids added."""
     added = 0
     for row in pending.get("om_messages", ()):
-        ids = versions.get((row[_RESOURCE], row[_THREAD]))
+        ids = versions((row[_RESOURCE], row[_THREAD]))
         if ids is not None:
             had = ids.get(row[_ID], ())
             if row[_VERSION] not in had:
                 ids[row[_ID]] = (*had, row[_VERSION])
                 added += not had
     for row in pending.get("om_message_observations", ()):
-        ids = observed.get(row[_OBSERVED_KEY])
+        ids = observed(row[_OBSERVED_KEY])
         if ids is not None:
             had = ids.get(row[_OBSERVED_ID])
             if had is None or row[_OBSERVED_VERSION] > had:
