@@ -15,7 +15,6 @@ query, or from the version-checked cache when this process's sink is the only wr
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import time
 from dataclasses import replace

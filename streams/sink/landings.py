@@ -1,10 +1,10 @@
 """When everything the sink has collected so far is in the tables (:meth:`Landings.landed`).
 
 The embedded sink hands a batch's context rows and events to the reader before it inserts them, and
-with ``gather_ms`` it inserts up to a commit interval later (streams/sink/service.py). A
-read-your-writes wait can therefore return before the tables have the messages it covers, and a read
-that goes to the tables (the recall tool's messages, threads and search) right after it would not
-see them. Such reads wait here first. Rules this file keeps:
+with ``gather_ms`` it inserts up to that long later (``OM_SINK_GATHER_MS``, streams/sink/service.py).
+A read-your-writes wait can therefore return before the tables have the messages it covers, and a
+read that goes to the tables (the recall tool's messages, threads and search) right after it would
+not see them. Such reads wait here first. Rules this file keeps:
 
 * **Counted from collection.** A batch counts from the moment it is collected, before its start
   announces anything: a reader that was handed its rows finds it counted.

@@ -26,8 +26,9 @@ Guarantees:
   is handed a started batch's rows before their insert, so the insert can wait: the started batches
   are written together once the oldest has waited ``gather_ms``, fewer and larger parts for the
   same rows (chDB writes a part per table per insert: the largest CPU cost of a waiting agent's
-  turn). Reads of the tables themselves wait for them (:mod:`streams.sink.landings`). A batch with a key whose row needs a recompute after the inserts (what a wait on it
-  waits for), or one that was not started, is written at once with everything before it.
+  turn). Reads of the tables themselves wait for them (:mod:`streams.sink.landings`). A batch with
+  a key whose row needs a recompute after the inserts (what a wait on it waits for), or one that
+  was not started, is written at once with everything before it.
 * **Poison never stalls.** A record of the pipeline's own topics that cannot be decoded goes to the
   dead-letter topic with the reason; a record ClickHouse refuses while ClickHouse is otherwise healthy is isolated by writing
   the batch record by record, and dead-lettered too. Its offset is then committed like any other.
