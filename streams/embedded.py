@@ -18,6 +18,7 @@ import faust
 
 from processors.config import OMConfig
 from streams.clickhouse import connect
+from streams.decoded import DECODED
 from streams.migrate import apply_migrations
 from streams.reader.context_cache import ContextCache
 from streams.reader.fold_watch import FoldWatch
@@ -69,6 +70,7 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
                             gather_ms=settings.sink_gather_ms))  # its reader has the rows before their insert
         await sink.start(on_failure=_restart_on_sink_failure)
         running["sink"] = sink
+        DECODED.on = True  # the fold leaves what it decodes and encodes for this sink (streams/decoded.py)
         sink_loop = asyncio.get_running_loop()
 
         async def landed() -> None:  # the reader's loop asks the sink's (streams/sink/landings.py)
@@ -85,4 +87,6 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         if "reads" in running:
             running.pop("reads").close()
         if "sink" in running:
+            DECODED.on = False
+            DECODED.clear()
             await running.pop("sink").stop()

@@ -43,6 +43,7 @@ from schemas.dlq import DeadLetter
 from schemas.jobs import ObserveResult, ReflectResult, decode_result
 from schemas.messages import ChatMessage
 from streams import tracing
+from streams.decoded import DECODED
 from streams.job_size import fit_job, too_big_result
 from streams.restart import error_name
 from streams.stored_messages import is_stored
@@ -99,6 +100,12 @@ class FoldResult:
         return Counter(self.events)  # counted once per batch: a Counter per decision cost ~5 µs a message
 
 
+def _decode_message(data: bytes) -> ChatMessage:
+    message = decode(ChatMessage, data)
+    DECODED.leave("message", data, message)  # the embedded sink stores this record next
+    return message
+
+
 class BatchFolder:
     def __init__(self, config: OMConfig, topics: Topics, clock: Callable[[], float] = time.time,
                  record_limit: int = RECORD_LIMIT, redactor: Redactor | None = None) -> None:
@@ -108,7 +115,7 @@ class BatchFolder:
         self.record_limit = record_limit
         self._clock = clock
         self._decoders: dict[str, Callable[[bytes], Any]] = {
-            topics.messages: lambda data: decode(ChatMessage, data),
+            topics.messages: _decode_message,
             topics.control: decode_control,
             topics.results: decode_result,
         }
@@ -215,7 +222,10 @@ class BatchFolder:
                                                        "cycle_id": job.cycle_id, "kind": job.kind})
                 decisions.append(decide(state, too_big_result(job, size, self.record_limit, int(self._clock() * 1000)),
                                         self.config))
-            out.extend(Outgoing(self.topics.events, p, key_bytes, ev.to_bytes()) for ev in current.events)
+            for ev in current.events:
+                raw = ev.to_bytes()
+                DECODED.leave("event", raw, ev)
+                out.append(Outgoing(self.topics.events, p, key_bytes, raw))
             out.extend(Outgoing(self.topics.records, p, key_bytes, raw) for raw in self._deltas(key_bytes, current))
             types.extend((ev.type, getattr(ev, "operation_type", None)) for ev in current.events)
         oversized = [o.topic for o in out if len(o.value) + len(key_bytes) > self.record_limit]
@@ -235,6 +245,7 @@ class BatchFolder:
                 log.warning("om.delta.observed_copy_oversized", extra={"key_bytes": len(key_bytes),
                                                                        "delta_bytes": len(raw)})
                 continue
+            DECODED.leave("delta", raw, delta)
             out.append(raw)
         return out
 

@@ -14,6 +14,7 @@ from processors.machine import lookup_key
 from schemas.base import SchemaError, decode
 from schemas.messages import ChatMessage
 from schemas.record import Scope
+from streams.decoded import DECODED
 
 
 class NotMaterialised(Exception):
@@ -25,10 +26,12 @@ def stored_message(key: bytes | str | None, value: bytes | None, scope: Scope) -
     """The message the sink stores for this record, or :class:`NotMaterialised` with the reason."""
     if value is None:
         raise NotMaterialised("empty record (tombstone)")
-    try:
-        message = decode(ChatMessage, value)
-    except SchemaError as error:
-        raise NotMaterialised(str(error)) from error
+    message = DECODED.take("message", value)  # the fold's decoding, in the embedded worker
+    if message is None:
+        try:
+            message = decode(ChatMessage, value)
+        except SchemaError as error:
+            raise NotMaterialised(str(error)) from error
     if isinstance(key, bytes):
         key = key.decode(errors="replace")
     own = lookup_key(scope, message.thread_id, message.resource_id)

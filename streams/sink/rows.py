@@ -30,6 +30,7 @@ from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
 from schemas.record import Scope
 from streams.costs import call_cost
+from streams.decoded import DECODED
 from streams.stored_messages import stored_message
 
 MESSAGE_COLUMNS = ("resource_id", "thread_id", "id", "lookup_key", "role", "created_at", "parts", "model",
@@ -112,11 +113,15 @@ def _refused_row(delta: MessageRefused, redactor: Redactor | None) -> list[Any]:
 
 
 def event_rows(key: str, value: bytes, offset: int) -> Rows:
-    event = decode_event(value)
+    event = DECODED.take("event", value)  # the fold's own, encoded to exactly these bytes
+    if event is None:
+        event = decode_event(value)
+        payload = event.to_bytes()
+    else:
+        payload = value
     applied = ""
     if isinstance(event, StatusEvent) and event.applied_through is not None:
         applied = event.applied_through.message_id
-    payload = event.to_bytes()
     event_id = int.from_bytes(hashlib.blake2b(payload, digest_size=8).digest(), "big")
     row = [event.resource_id, event.key, event.thread_id or "", event.type, getattr(event, "cycle_id", ""),
            event.at, event_id, applied, payload.decode(), offset]
@@ -142,7 +147,9 @@ def result_rows(value: bytes, offset: int) -> Rows:
 
 
 def delta_rows(value: bytes, redactor: Redactor | None = None) -> Rows:
-    delta = decode_delta(value)
+    delta = DECODED.take("delta", value)  # the fold's own, encoded to exactly these bytes
+    if delta is None:
+        delta = decode_delta(value)
     if isinstance(delta, RecordSnapshot):
         rows = {"om_records": [_record_row(delta)]}
         record = delta.record
