@@ -10,6 +10,9 @@ not see them. Such reads wait here first. Rules this file keeps:
   announces anything: a reader that was handed its rows finds it counted.
 * **Written in order.** The sink writes its queue in collection order, so "N batches written"
   means the first N collected are in the tables.
+* **A wait ends the gather.** Writes gather only where nobody waits for them: a wait that has to
+  wait calls ``hurry`` (the sink's writer looks at its queue again) and, while any is waiting,
+  :attr:`Landings.awaited` tells the writer to write what it has now instead of gathering on.
 * **Bounded.** A wait gives up after ``timeout_s`` (a ClickHouse outage holds the writes; the read
   then sees what the tables have, as it would without this), and a stopping sink releases every
   wait.
@@ -20,13 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 
 class Landings:
-    def __init__(self) -> None:
+    def __init__(self, hurry: Callable[[], None] = lambda: None) -> None:
+        self._hurry = hurry
         self._collected = 0
         self._written = 0
         self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+
+    @property
+    def awaited(self) -> bool:
+        """Whether a read waits for batches not written yet (the writer should not gather)."""
+        return bool(self._waiting)
 
     def collected(self) -> None:
         """A batch was collected; it will be written after the ones before it."""
@@ -57,5 +67,6 @@ class Landings:
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append((self._collected, future))
+        self._hurry()
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(future), timeout_s)

@@ -26,7 +26,8 @@ Guarantees:
   is handed a started batch's rows before their insert, so the insert can wait: the started batches
   are written together once the oldest has waited ``gather_ms``, fewer and larger parts for the
   same rows (chDB writes a part per table per insert: the largest CPU cost of a waiting agent's
-  turn). Reads of the tables themselves wait for them (:mod:`streams.sink.landings`). A batch with
+  turn). Reads of the tables themselves wait for them, and a read that waits ends the gather
+  (:mod:`streams.sink.landings`). A batch with
   a key whose row needs a recompute after the inserts (what a wait on it waits for), or one that
   was not started, is written at once with everything before it.
 * **Poison never stalls.** A record of the pipeline's own topics that cannot be decoded goes to the
@@ -98,7 +99,8 @@ class Sink:
         self._queue: list[Flight] = []  # started batches, in order, until committed (the first ones being written)
         self._writer: asyncio.Task[Failed | None] | None = None  # writes the queue (_drain)
         self._queued = asyncio.Event()  # a batch was queued (a gathering writer looks again)
-        self.landings = Landings()  # reads of the tables wait for what was collected (streams/sink/landings.py)
+        # reads of the tables wait for what was collected, and end the gather (streams/sink/landings.py)
+        self.landings = Landings(hurry=self._queued.set)
 
     async def start(self, on_failure: Callable[[BaseException], None] | None = None) -> None:
         """Join the group and run the loop as a task on the running event loop.
@@ -237,7 +239,7 @@ class Sink:
         stop at a write that fails (its retries, which wait with the partitions paused, are
         :meth:`_after_writes`'s, when nothing is collected)."""
         while self._queue:
-            if (gather_s := 0.0 if self._stopping.is_set() else
+            if (gather_s := 0.0 if self._stopping.is_set() or self.landings.awaited else
                     gather_left(self._queue, self.options.gather_ms, time.monotonic())) > 0:
                 self._queued.clear()
                 with contextlib.suppress(TimeoutError):

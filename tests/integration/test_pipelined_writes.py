@@ -286,7 +286,8 @@ async def test_with_gather_ms_started_batches_are_announced_at_once_and_written_
                                                                                         clickhouse_dsn,
                                                                                         new_topic) -> None:
     """``gather_ms`` (the embedded worker's): batches collected one after another are each announced
-    as they come, and written as one write once the oldest has waited ``gather_ms``."""
+    as they come, and written as one write once the oldest has waited ``gather_ms``, or at once
+    when a read of the tables waits for them."""
     import asyncio
     import threading
 
@@ -336,13 +337,16 @@ async def test_with_gather_ms_started_batches_are_announced_at_once_and_written_
                 assert asyncio.get_running_loop().time() < deadline, f"thread {thread} was never announced"
                 await asyncio.sleep(0.01)
         assert all(made == 0 for _, made in seen), "each batch announced before any was written"
-        # a read of the tables (recall) waits for what was announced to be in them (streams/sink/landings.py)
+        # a read of the tables (recall) waits for what was announced to be in them, and ends the
+        # gather: the write is made now, not when the oldest batch has waited 5 s (streams/sink/landings.py)
+        asked = asyncio.get_running_loop().time()
         landed = asyncio.ensure_future(sink.landings.landed(timeout_s=30))
         for _ in range(3):
             await asyncio.sleep(0)
-        assert not landed.done(), "the writes are still gathering"
+        assert not landed.done(), "the writes were still gathering"
         await asyncio.wait_for(landed, 30)
         assert inserts, "landed once the gathered write was made"
+        assert asyncio.get_running_loop().time() - asked < 3, "the read's wait ended the gather"
         assert len(messages_in(client)) == sum(len(c.messages) for c in conversations)
         await wait_committed(kafka_bootstrap, sink.options.group_id, topics, total, 30)
     finally:

@@ -39,3 +39,17 @@ async def test_a_stopping_sink_releases_every_wait_and_a_stuck_one_gives_up() ->
     start = loop.time()
     await landings.landed(timeout_s=0.05)  # the write never comes (an outage): the read goes on
     assert loop.time() - start >= 0.04
+
+
+async def test_a_read_that_has_to_wait_hurries_the_writer_until_it_is_written() -> None:
+    hurried = []
+    landings = Landings(hurry=lambda: hurried.append(1))
+    await landings.landed(timeout_s=1)
+    assert hurried == [] and not landings.awaited, "nothing collected: nothing to hurry"
+    landings.collected()
+    waiting = asyncio.ensure_future(landings.landed(timeout_s=30))
+    await asyncio.sleep(0)
+    assert hurried == [1] and landings.awaited, "the writer is told to stop gathering"
+    landings.written(1)
+    await asyncio.wait_for(waiting, 1)
+    assert not landings.awaited
