@@ -44,6 +44,7 @@ from typing import Any
 import orjson
 
 from streams.reader.queries import ResourceKey, head_fields
+from streams.sink.head_versions import HeadVersions
 from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS,
                                WORKING_MEMORY_COLUMNS)
 from streams.sink.stored_versions import Loader
@@ -51,6 +52,7 @@ from streams.sink.window_parses import WindowParses
 from streams.sink.window_texts import Windows
 
 PARSES = WindowParses()  # the windows this process brought forward last, parsed (streams/sink/window_parses.py)
+HEADS = HeadVersions()  # where the heads it read or made stand (streams/sink/head_versions.py)
 
 _RESOURCE, _THREAD, _ID, _KEY, _ROLE, _CREATED, _PARTS, _MODEL, _METADATA, _MESSAGE_RESOURCE, _VERSION, _REFUSED = (
     MESSAGE_COLUMNS.index(c) for c in MESSAGE_COLUMNS)
@@ -70,8 +72,7 @@ class _Head:
     """A key's head as the batch moves it: where it was, where it goes, and its new column."""
 
     def __init__(self, stored: str | None) -> None:
-        fields = orjson.loads(stored) if stored is not None else None
-        self.before = (fields["generation"], fields["version"]) if fields else (-1, 0)
+        self.before = HEADS.of(stored)
         self.after, self.column = self.before, stored
 
     def offer(self, record: Sequence[Any]) -> None:
@@ -107,6 +108,9 @@ def appended_rows(keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Se
     for row in pending.get("om_records", ()):
         if (head := heads.get((row[0], row[1]))) is not None:
             head.offer(row)
+    for head in heads.values():
+        if head.moved:
+            HEADS.made(head.column, head.after)  # the next batch starts from this column
     windows: dict[ResourceKey, Windows] = {}  # parsed once, only where changed
 
     def parsed(key: ResourceKey) -> Windows:
