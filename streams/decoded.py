@@ -4,12 +4,13 @@ In the embedded worker the sink reads, from a consumer of its own, the very reco
 just read (chat messages) or written (events, deltas), and decoded each again — and re-encoded each
 event for its payload column: ~7 % of the processor's interpreter time at 1,000 messages/s (py-spy),
 on the thread whose loop also serves Kafka. The fold leaves each record it decoded or encoded here,
-keyed by its bytes; the sink takes it out instead of decoding.
+keyed by its bytes; the sink takes it out instead of decoding. A chat message is read by both from
+the messages topic, the sink often first: whichever decodes it leaves it for the other.
 
 Rules this module keeps:
 
-* **Keyed by the record's exact bytes.** Decoding is a pure function of them, so what the sink takes
-  is what its own decoding would give: a message the fold decoded from these bytes, an event or
+* **Keyed by the record's exact bytes.** Decoding is a pure function of them, so what one side takes
+  is what its own decoding would give: a message the other decoded from these bytes, an event or
   delta the fold encoded to them (the schemas round-trip exactly: tests/unit/test_schema_round_trips.py).
   An event's payload column is then the record's bytes, which are its encoding.
 * **Nothing is kept that no one takes**: off unless this process runs the sink

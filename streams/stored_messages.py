@@ -26,12 +26,13 @@ def stored_message(key: bytes | str | None, value: bytes | None, scope: Scope) -
     """The message the sink stores for this record, or :class:`NotMaterialised` with the reason."""
     if value is None:
         raise NotMaterialised("empty record (tombstone)")
-    message = DECODED.take("message", value)  # the fold's decoding, in the embedded worker
+    message = DECODED.take("message", value)  # the embedded worker's fold read it first
     if message is None:
         try:
             message = decode(ChatMessage, value)
         except SchemaError as error:
             raise NotMaterialised(str(error)) from error
+        DECODED.leave("message", value, message)  # for the fold, which reads it after
     if isinstance(key, bytes):
         key = key.decode(errors="replace")
     own = lookup_key(scope, message.thread_id, message.resource_id)

@@ -92,3 +92,15 @@ def test_the_sink_gets_the_rows_its_own_decoding_gives(memo_on: Decoded) -> None
     assert taken == decoded
     tables = {table for rows in decoded if rows for table in rows}
     assert {"om_messages", "om_events", "om_records", "om_message_observations"} <= tables, tables
+
+
+def test_a_message_the_sink_decoded_first_is_the_folds_to_take(memo_on: Decoded) -> None:
+    (first,) = messages(1, 1, salt="sink-first")
+    value = first.to_bytes()
+    stored = message_rows(b"thread:" + first.thread_id.encode(), value, 0)
+    assert memo_on.take("message", value) is not None, "the sink left what it decoded"
+    message_rows(b"thread:" + first.thread_id.encode(), value, 0)  # leaves it again
+    result = BatchFolder(SMALL, TOPICS).fold(
+        [InputRecord(TOPICS.messages, 0, 0, b"thread:" + first.thread_id.encode(), value, first.created_at)], {})
+    assert all(kind != "message" for kind, _ in memo_on._items.values()), "the fold took it"
+    assert result.changed and stored.rows["om_messages"][0][2] == first.id
