@@ -123,7 +123,7 @@ def event_rows(key: str, value: bytes, offset: int) -> Rows:
     if isinstance(event, StatusEvent) and event.applied_through is not None:
         applied = event.applied_through.message_id
     event_id = int.from_bytes(hashlib.blake2b(payload, digest_size=8).digest(), "big")
-    row = [event.resource_id, event.key, event.thread_id or "", event.type, getattr(event, "cycle_id", ""),
+    row = [event.resource_id, event.key, event.thread_id or "", event.type, vars(event).get("cycle_id", ""),
            event.at, event_id, applied, payload.decode(), offset]
     return Rows({"om_events": [row]})
 
