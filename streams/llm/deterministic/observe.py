@@ -13,6 +13,9 @@ rules can, and the same prompt always yields the same answer.
 * A change of mind names what it replaces: "switched to B" becomes "switched from A to B" when A
   was chosen or booked before; a cancellation of A carries A's reference codes.
 * Clauses of one message with the same priority share one note, joined by "; ".
+* What a sentence is and how it reads (:func:`reading`, :func:`wording`) depend on the sentence
+  alone and are remembered; only what depends on the memory (is it new, what a change replaces)
+  is worked out again each call.
 """
 
 from __future__ import annotations
@@ -105,6 +108,52 @@ class Clause:
     resolved: str = ""
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What a sentence is, whatever the memory: the Observer meets the same sentences call after
+    call (a batch's messages come back until observed), so this is remembered per sentence and role,
+    and only the memory's part (is it new, what does a change replace) is redone."""
+
+    rest: str  # the sentence without its filler
+    question: bool
+    done: bool
+    decided: bool
+
+
+@remembered(32_768)
+def reading(sentence: str, role: str) -> Reading | None:
+    """None for what is never noted: filler, and the assistant's offers, questions, pleasantries
+    and recaps of what the user said."""
+    question = sentence.endswith("?")
+    if role == "assistant" and (question or _RECAP.match(sentence)
+                                or sentence.endswith("!") and not re.search(r"\d", sentence)):
+        return None
+    rest = strip_filler(sentence)
+    if not rest:
+        return None
+    done = role == "user" and bool(_DONE.search(rest)) and not _NOT_DONE.search(rest)
+    return Reading(rest, question, done, _DECISION.search(rest) is not None)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a noted sentence reads, whatever the memory (remembered as :class:`Reading` is)."""
+
+    text: str  # in the third person, tidied
+    verb_first: bool
+    changes: bool  # names a switch or a cancellation: the memory may add what it replaces
+    resolved: str  # the relative date's note, or ""
+
+
+@remembered(32_768)
+def wording(rest: str, role: str, day: date) -> Wording:
+    text, verb_first = third_person(rest, role)
+    text = tidy(text)
+    found = resolve(rest, day)
+    return Wording(text, verb_first, _SWITCH_TO.search(text) is not None or _CANCEL.search(text) is not None,
+                   found.note if found else "")
+
+
 def observe(system: str, task: str, history: str) -> str:
     asked = set(re.findall(r"^<([a-z][a-z0-9-]*)>$", system, re.M)) - {"observations", "thread",
                                                                          "observational-memory-instruction"}
@@ -156,30 +205,28 @@ def _entry_notes(entry: Entry, memory: Memory) -> list[str]:
 def _clauses(entry: Entry, role: str, memory: Memory) -> list[Clause]:
     out: list[Clause] = []
     for sentence in sentences(entry.body):
-        question = sentence.endswith("?")
-        if role == "assistant" and (question or _RECAP.match(sentence) or len(out) >= ASSISTANT_CLAUSES
-                                    or sentence.endswith("!") and not re.search(r"\d", sentence)):
-            continue  # offers, questions, pleasantries and recaps of what the user said
-        rest = strip_filler(sentence)
-        if not rest:
+        if role == "assistant" and len(out) >= ASSISTANT_CLAUSES:
             continue
-        done = role == "user" and bool(_DONE.search(rest)) and not _NOT_DONE.search(rest)
-        if not done and not _DECISION.search(rest) and not memory.is_new(rest):
+        said = reading(sentence, role)
+        if said is None:
+            continue
+        if not said.done and not said.decided and not memory.is_new(said.rest):
             continue  # a restatement
-        if role == "assistant" and not (_lower_facts(rest) - memory.facts):
+        if role == "assistant" and not (_lower_facts(said.rest) - memory.facts):
             continue  # the assistant's general remarks
-        text, verb_first = third_person(rest, role)
-        text = _name_the_change(tidy(text), entry.body, memory)
+        worded = wording(said.rest, role, entry.day)
+        text, verb_first = worded.text, worded.verb_first
+        if worded.changes:
+            text = _name_the_change(text, entry.body, memory)
         if role == "assistant":
             text = _clip(compact(text), ASSISTANT_CHARS)
-        if question and role == "user" and not text.startswith("asked"):
+        if said.question and role == "user" and not text.startswith("asked"):
             text = f"asked: {text}"
             verb_first = True
-        marker = "🟡" if role == "assistant" or question else "✅" if done else "🔴"
+        marker = "🟡" if role == "assistant" or said.question else "✅" if said.done else "🔴"
         if marker == "🔴" and out and out[-1].marker == "✅" and _CODE.search(text):
             marker = "✅"  # "Booked X! Confirmation number ABC-1." is one finished thing
-        found = resolve(rest, entry.day)
-        out.append(Clause(marker, text, verb_first, found.note if found else ""))
+        out.append(Clause(marker, text, verb_first, worded.resolved))
     return out
 
 
