@@ -50,7 +50,7 @@ def _clauses_before(entry, role, memory):
         if question and role == "user" and not text.startswith("asked"):
             text, verb_first = f"asked: {text}", True
         marker = "🟡" if role == "assistant" or question else "✅" if done else "🔴"
-        if marker == "🔴" and out and out[-1].marker == "✅" and observe._CODE.search(text):
+        if marker == "🔴" and out and out[-1].marker == "✅" and observe.CODE.search(text):
             marker = "✅"
         found = resolve(rest, entry.day)
         out.append(observe.Clause(marker, text, verb_first, found.note if found else ""))

@@ -11,6 +11,7 @@ import re
 from streams.llm.deterministic import reflect
 from streams.llm.deterministic.notes import Day, parse_log, render_log
 
+CODE_BEFORE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
 SECTION_BEFORE = re.compile(r"## OBSERVATIONS TO REFLECT ON\n(.*?)(?=\n## |\Z)", re.S)
 CLAUSES = ["switched from Prado to Memmo", "switched hotel from Memmo to Prado", "cancelled Prado", "cancelled Memmo",
            "booked Prado (PR-123)", "booked Memmo, ref MM-9", "instead of Lisbon", "Prado has a pool", "flies to Lisbon",
@@ -25,11 +26,11 @@ def _drop_superseded_before(days: list[Day]) -> None:
         for clause in note.clauses:
             for pattern in reflect._CHANGES:
                 for found in pattern.finditer(clause):
-                    codes = set(reflect._CODE.findall(clause)) if "cancel" in pattern.pattern else set()
+                    codes = set(CODE_BEFORE.findall(clause)) if "cancel" in pattern.pattern else set()
                     for earlier in notes[:position]:
                         reflect._keep(earlier, [c for c in earlier.clauses if reflect._is_change(c) or not (
                             re.search(rf"\b{re.escape(found[1])}\b", c) is not None
-                            or bool(codes & set(reflect._CODE.findall(c))))])
+                            or bool(codes & set(CODE_BEFORE.findall(c))))])
     for day in days:
         day.notes = [n for n in day.notes if n.clauses]
 

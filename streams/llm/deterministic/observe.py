@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from streams.llm.deterministic.clauses import (
+    CODE,
     compact,
     content_words,
     one_of,
@@ -50,7 +51,6 @@ _CHOSE = re.compile(rf"\b{_CHOSE_WORDS}\s+(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
 _SWITCH_WORDS = one_of("switch(?:ed|ing)?", "chang(?:ed|ing)", "mov(?:ed|ing)", capture=True)
 _SWITCH_TO = re.compile(rf"\b{_SWITCH_WORDS} to ([A-ZÀ-Ý][\w'’-]+)")
 _CANCEL = re.compile(r"\bcancell?ed ([A-ZÀ-Ý][\w'’-]+)")
-_CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
 _DECIDED = one_of("chose", "decided", "picked", "go with", r"switch\w*", "changed my mind", "instead of")
 _DECISION = re.compile(rf"^let'?s go with\b|\b{_DECIDED}\b", re.IGNORECASE)
 _RECAP = re.compile(r"^(?:noted|updated|got it|great|perfect|wonderful|design decisions so far|so far|to recap)\b"
@@ -95,7 +95,7 @@ def _line_refs(line: str, references: bool) -> tuple[tuple[str, ...], tuple[tupl
     """A line's chosen names, and the names its codes belong to (pure, so remembered: the previous
     observations come back line for line in every call)."""
     chosen = tuple(_CHOSE.findall(line))
-    line_codes = tuple(_CODE.findall(line)) if references or re.search(r"\bUser\b", line) else ()
+    line_codes = tuple(CODE.findall(line)) if references or re.search(r"\bUser\b", line) else ()
     names = re.findall(r"\b[A-ZÀ-Ý][a-zà-ÿ][\w'’-]*", line) if line_codes else []
     return chosen, tuple((name, line_codes) for name in names)
 
@@ -224,7 +224,7 @@ def _clauses(entry: Entry, role: str, memory: Memory) -> list[Clause]:
             text = f"asked: {text}"
             verb_first = True
         marker = "🟡" if role == "assistant" or said.question else "✅" if said.done else "🔴"
-        if marker == "🔴" and out and out[-1].marker == "✅" and _CODE.search(text):
+        if marker == "🔴" and out and out[-1].marker == "✅" and CODE.search(text):
             marker = "✅"  # "Booked X! Confirmation number ABC-1." is one finished thing
         out.append(Clause(marker, text, verb_first, worded.resolved))
     return out

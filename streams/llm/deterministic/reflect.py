@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from streams.llm.deterministic.clauses import compact, content_words, specifics, telegraph
+from streams.llm.deterministic.clauses import CODE, compact, content_words, specifics, telegraph
 from streams.llm.deterministic.notes import MARKERS, Day, Note, parse_log, render_log
 
 _LEVEL = re.compile(r"COMPRESSION LEVEL (\d)")
@@ -33,7 +33,6 @@ _SECTION = "## OBSERVATIONS TO REFLECT ON\n"
 _NAME = r"([A-ZÀ-Ý][\w'’-]+)"
 _CHANGES = (re.compile(rf"\bswitch\w* (?:\w+ )?from {_NAME} to {_NAME}"), re.compile(rf"\bcancell?ed {_NAME}"),
             re.compile(rf"\binstead of {_NAME}"))
-_CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
 _PERSONAL = re.compile(r"\b(?:allerg\w*|vegetarian|vegan|gluten|intoleran\w*|diabet\w*|pregnan\w*|injur\w*|ankle|"
                        r"medication|hates?|loves?|prefers?|likes?|dislikes?|never|always)\b", re.IGNORECASE)
 
@@ -101,7 +100,7 @@ def _drop_superseded(days: list[Day]) -> None:
         for clause in note.clauses:
             for pattern in _CHANGES:
                 for found in pattern.finditer(clause):
-                    codes = set(_CODE.findall(clause)) if "cancel" in pattern.pattern else set()
+                    codes = set(CODE.findall(clause)) if "cancel" in pattern.pattern else set()
                     about = _about(found[1], codes)
                     for earlier in notes[:position]:
                         kept = [c for c in earlier.clauses if not about(c) or _is_change(c)]
@@ -119,7 +118,7 @@ def _about(name: str, codes: set[str]) -> Callable[[str], bool]:
     """Whether a clause names ``name`` or one of ``codes``: the name's pattern compiled once for
     every earlier clause, the clause's codes read only when there are codes to look for."""
     mentions = re.compile(rf"\b{re.escape(name)}\b").search
-    return lambda clause: mentions(clause) is not None or bool(codes) and bool(codes & set(_CODE.findall(clause)))
+    return lambda clause: mentions(clause) is not None or bool(codes) and bool(codes & set(CODE.findall(clause)))
 
 
 def _keep(note: Note, clauses: list[str]) -> None:

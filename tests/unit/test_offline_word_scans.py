@@ -1,0 +1,49 @@
+"""streams/llm/deterministic/clauses.py: the scans that start at a character class (``\\b`` tested
+in a look-behind) find what the ``\\b``-first patterns found, and ``words``/``content_words`` (an
+ASCII text cut by translate and split, each distinct word's stem remembered) give what a
+``findall`` of ``[\\w'’-]+`` gave; compared with the versions before (spelled out here) on the bench
+corpus and on text with characters case and word boundaries treat specially."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from bench.corpus import messages
+from streams.llm.deterministic import clauses
+
+NUMBER_BEFORE = re.compile(r"\b\d[\d,.:]*[a-z]*\b", re.IGNORECASE)
+CODE_BEFORE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
+NAME_BEFORE = re.compile(r"\b[A-ZÀ-Ý][\w'’-]+")
+WORD = re.compile(r"[\w'’-]+")
+PIECES = ["MPR-1", "AB12", "A1", "ABC", "xAB-9", "_AB1", "12", "3.5", "10:02", "1,200km", "9th", "x9", "_9",
+          "Prado", "Élan", "×Y", "Ýes", "O'Neil", "Zoë’s", "it's", "re-booked", "K", "ſ", "İ", "ı", "Σ", "٣",
+          "the", "an", "ok", "-", "'", "’", "_", " ", "\t", "\n", ".", ",", ":", "é", "\x1c", "\u00a0", "\u2028"]
+
+
+def _texts() -> list[str]:
+    corpus = [part["text"] for m in messages(4, 20, salt="scans") for part in m.model_dump()["parts"]
+              if part.get("type") == "text"]
+    rng = random.Random(13)
+    made = []
+    for _ in range(4000):
+        text = rng.choice(["", " ", "-"]).join(rng.choice(PIECES) for _ in range(rng.randint(1, 10)))
+        made.append(text.lower() if rng.random() < 0.2 else text)
+    ascii_only = [t.encode("ascii", "ignore").decode() for t in made]
+    return corpus + made + ascii_only
+
+
+def test_the_class_first_scans_find_what_the_boundary_first_ones_found() -> None:
+    for text in _texts():
+        for now, before in ((clauses._NUMBER, NUMBER_BEFORE), (clauses.CODE, CODE_BEFORE),
+                            (clauses._NAME, NAME_BEFORE)):
+            assert [m.span() for m in now.finditer(text)] == [m.span() for m in before.finditer(text)], text
+            assert bool(now.fullmatch(text)) == bool(before.fullmatch(text)), text
+
+
+def test_words_and_content_words_are_what_findall_gave() -> None:
+    for text in _texts():
+        assert clauses.words(text) == set(WORD.findall(text.lower())), text
+        assert clauses.content_words(text) == frozenset(
+            clauses.stem(w) for w in set(WORD.findall(text.lower()))
+            if w not in clauses.STOPWORDS and (len(w) > 2 or w.isdigit())), text
