@@ -68,7 +68,8 @@ def _current_task_before(entries, task):
             if answered and rest.endswith("?"):
                 continue
             text = tidy(third_person(rest, "user")[0]) if rest else ""
-            if text and len(content_words(text)) >= 3 and hints._REQUEST.search(text if not rest.endswith("?") else rest):
+            asked = text if not rest.endswith("?") else rest
+            if text and len(content_words(text)) >= 3 and hints._REQUEST.search(asked):
                 return f"Primary: {hints._clip(text, 100)}"
     prior = hints._PRIOR_TASK.search(task)
     return (prior[1] or prior[2]).strip() if prior else "Waiting for the user"

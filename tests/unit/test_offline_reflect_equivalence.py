@@ -14,7 +14,8 @@ from streams.llm.deterministic.notes import Day, parse_log, render_log
 CODE_BEFORE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
 SECTION_BEFORE = re.compile(r"## OBSERVATIONS TO REFLECT ON\n(.*?)(?=\n## |\Z)", re.S)
 CLAUSES = ["switched from Prado to Memmo", "switched hotel from Memmo to Prado", "cancelled Prado", "cancelled Memmo",
-           "booked Prado (PR-123)", "booked Memmo, ref MM-9", "instead of Lisbon", "Prado has a pool", "flies to Lisbon",
+           "booked Prado (PR-123)", "booked Memmo, ref MM-9", "instead of Lisbon", "Prado has a pool",
+           "flies to Lisbon",
            "code PR-123 noted", "MM-9 confirmed", "Pradoville is far", "likes Memmo's roof", "paid 40 euros",
            "✅ booked Lisbon tour LT-7", "cancelled LT-7 tour", "asked: is Prado open?"]
 MARKERS = ["🔴", "✅", "🟡", "🟢"]
@@ -57,7 +58,8 @@ def test_superseded_facts_go_as_they_went() -> None:
         reflect._drop_superseded(blocks[0])
         _drop_superseded_before(before[0])
         assert render_log(blocks) == render_log(before)
-        assert [[n.separator for n in d.notes] for d in blocks[0]] == [[n.separator for n in d.notes] for d in before[0]]
+        separators = [[n.separator for n in d.notes] for d in blocks[0]]
+        assert separators == [[n.separator for n in d.notes] for d in before[0]]
         changed += render_log(blocks) != given
     assert changed > 300, "most generated logs have something superseded"
 
