@@ -2,7 +2,8 @@
 sentence is and how it reads are remembered per sentence, and only the memory's part is redone.
 The offline Observer's answers are compared with the rules as written before (spelled out here,
 without the remembered readings) on generated histories whose sentences come back call after call,
-under different previous observations, so a remembered reading meets other memories."""
+under different previous observations, so a remembered reading meets other memories; and a change
+is named (``_names_a_change``) exactly where the switch and cancellation patterns find one."""
 
 from __future__ import annotations
 
@@ -102,3 +103,12 @@ def test_the_observer_answers_as_it_did_without_remembered_readings(monkeypatch:
     before = [observe.observe(SYSTEM, previous, history) for previous, history in cases]
     assert now == before
     assert sum("switched from" in a for a in now) > 10 and sum("Primary:" in a for a in now) > 10
+
+
+def test_a_change_is_named_where_the_patterns_find_one() -> None:
+    rng = random.Random(2)
+    words = ["switched", "to", "Memmo", "cancelled", "Prado", "changing", "moved", "cancel", "led", " to", "to "]
+    for _ in range(3000):
+        text = rng.choice([" ", "", "-"]).join(rng.choice(words) for _ in range(rng.randint(1, 6)))
+        before = observe._SWITCH_TO.search(text) is not None or observe._CANCEL.search(text) is not None
+        assert observe._names_a_change(text) == before, text

@@ -1,6 +1,7 @@
-"""streams/llm/deterministic/reflect.py: the string search for the observations section and the
-superseded-fact pass that compiles a name's pattern once (and leaves a note alone when it keeps every
-clause) give what the versions before them (spelled out here) gave, on generated logs and prompts."""
+"""streams/llm/deterministic/reflect.py: the string search for the observations section, a change
+looked for only where its word is, and the superseded-fact pass that compiles a name's pattern once
+(and leaves a note alone when it keeps every clause) give what the versions before them (spelled out
+here) gave, on generated clauses, logs and prompts."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import re
 from streams.llm.deterministic import reflect
 from streams.llm.deterministic.notes import Day, parse_log, render_log
 
+NAME = r"([A-ZÀ-Ý][\w'’-]+)"
+CHANGES_BEFORE = (re.compile(rf"\bswitch\w* (?:\w+ )?from {NAME} to {NAME}"), re.compile(rf"\bcancell?ed {NAME}"),
+                  re.compile(rf"\binstead of {NAME}"))
 CODE_BEFORE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
 SECTION_BEFORE = re.compile(r"## OBSERVATIONS TO REFLECT ON\n(.*?)(?=\n## |\Z)", re.S)
 CLAUSES = ["switched from Prado to Memmo", "switched hotel from Memmo to Prado", "cancelled Prado", "cancelled Memmo",
@@ -25,15 +29,27 @@ def _drop_superseded_before(days: list[Day]) -> None:
     notes = [note for day in days for note in day.notes]
     for position, note in enumerate(notes):
         for clause in note.clauses:
-            for pattern in reflect._CHANGES:
+            for pattern in CHANGES_BEFORE:
                 for found in pattern.finditer(clause):
                     codes = set(CODE_BEFORE.findall(clause)) if "cancel" in pattern.pattern else set()
                     for earlier in notes[:position]:
-                        reflect._keep(earlier, [c for c in earlier.clauses if reflect._is_change(c) or not (
+                        reflect._keep(earlier, [c for c in earlier.clauses if _is_change_before(c) or not (
                             re.search(rf"\b{re.escape(found[1])}\b", c) is not None
                             or bool(codes & set(CODE_BEFORE.findall(c))))])
     for day in days:
         day.notes = [n for n in day.notes if n.clauses]
+
+
+def _is_change_before(clause: str) -> bool:
+    return any(pattern.search(clause) for pattern in CHANGES_BEFORE)
+
+
+def test_a_change_is_what_it_was() -> None:
+    rng = random.Random(8)
+    for _ in range(3000):
+        clause = rng.choice(["", " ", "-"]).join(rng.choice(CLAUSES + ["switch", "from", "to", "instead of", "Prado"])
+                                                 for _ in range(rng.randint(1, 5)))
+        assert reflect._is_change(clause) == _is_change_before(clause), clause
 
 
 def _log(rng: random.Random) -> str:

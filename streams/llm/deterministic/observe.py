@@ -150,8 +150,14 @@ def wording(rest: str, role: str, day: date) -> Wording:
     text, verb_first = third_person(rest, role)
     text = tidy(text)
     found = resolve(rest, day)
-    return Wording(text, verb_first, _SWITCH_TO.search(text) is not None or _CANCEL.search(text) is not None,
-                   found.note if found else "")
+    return Wording(text, verb_first, _names_a_change(text), found.note if found else "")
+
+
+def _names_a_change(text: str) -> bool:
+    """Whether :func:`_name_the_change` may have something to add: a switch ("… to B") or a
+    cancellation, each looked for only where its words are."""
+    return (" to " in text and _SWITCH_TO.search(text) is not None
+            or "cancel" in text and _CANCEL.search(text) is not None)
 
 
 def observe(system: str, task: str, history: str) -> str:

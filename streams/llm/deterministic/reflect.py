@@ -31,8 +31,10 @@ from streams.llm.deterministic.notes import MARKERS, Day, Note, parse_log, rende
 _LEVEL = re.compile(r"COMPRESSION LEVEL (\d)")
 _SECTION = "## OBSERVATIONS TO REFLECT ON\n"
 _NAME = r"([A-ZÀ-Ý][\w'’-]+)"
-_CHANGES = (re.compile(rf"\bswitch\w* (?:\w+ )?from {_NAME} to {_NAME}"), re.compile(rf"\bcancell?ed {_NAME}"),
-            re.compile(rf"\binstead of {_NAME}"))
+_CHANGES = (("switch", re.compile(rf"\bswitch\w* (?:\w+ )?from {_NAME} to {_NAME}")),
+            ("cancel", re.compile(rf"\bcancell?ed {_NAME}")), ("instead of ", re.compile(rf"\binstead of {_NAME}")))
+"""Each pattern of a change, after a word it cannot match without: a clause without the word is
+passed by a string search instead of a scan."""
 _PERSONAL = re.compile(r"\b(?:allerg\w*|vegetarian|vegan|gluten|intoleran\w*|diabet\w*|pregnan\w*|injur\w*|ankle|"
                        r"medication|hates?|loves?|prefers?|likes?|dislikes?|never|always)\b", re.IGNORECASE)
 
@@ -98,9 +100,9 @@ def _drop_superseded(days: list[Day]) -> None:
     notes = [note for day in days for note in day.notes]
     for position, note in enumerate(notes):
         for clause in note.clauses:
-            for pattern in _CHANGES:
-                for found in pattern.finditer(clause):
-                    codes = set(CODE.findall(clause)) if "cancel" in pattern.pattern else set()
+            for word, pattern in _CHANGES:
+                for found in pattern.finditer(clause) if word in clause else ():
+                    codes = set(CODE.findall(clause)) if word == "cancel" else set()
                     about = _about(found[1], codes)
                     for earlier in notes[:position]:
                         kept = [c for c in earlier.clauses if not about(c) or _is_change(c)]
@@ -111,7 +113,7 @@ def _drop_superseded(days: list[Day]) -> None:
 
 
 def _is_change(clause: str) -> bool:
-    return any(pattern.search(clause) for pattern in _CHANGES)
+    return any(word in clause and pattern.search(clause) for word, pattern in _CHANGES)
 
 
 def _about(name: str, codes: set[str]) -> Callable[[str], bool]:
