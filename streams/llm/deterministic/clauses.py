@@ -219,8 +219,10 @@ _FILLERS = one_of("the", "a", "an", "about", "around", "roughly", "usually", "co
 _FILLER_WORDS = re.compile(rf"\b{_FILLERS}\s+", re.IGNORECASE)
 
 
+@remembered(32_768)
 def compact(text: str) -> str:
-    """Telegraphic wording: articles, hedges and padding words dropped; the facts stay."""
+    """Telegraphic wording: articles, hedges and padding words dropped; the facts stay (remembered:
+    the assistant's sentences come back call after call, as the user's do)."""
     return re.sub(r"\s{2,}", " ", _FILLER_WORDS.sub("", text)).strip()
 
 
