@@ -16,6 +16,7 @@ rules can, and the same prompt always yields the same answer.
 * What a sentence is and how it reads (:func:`reading`, :func:`wording`) depend on the sentence
   alone and are remembered; only what depends on the memory (is it new, what a change replaces)
   is worked out again each call.
+* A done, decided or chosen pattern is scanned only where one of its words is (processors/needles.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from processors.needles import literal_starts, may_match
 from streams.llm.deterministic.clauses import (
     CODE,
     compact,
@@ -40,19 +42,22 @@ from streams.llm.deterministic.hints import sections
 from streams.llm.deterministic.history import Entry, parse_history, split_threads
 from streams.llm.deterministic.relative_dates import fmt, resolve
 
-_DONE_WORDS = one_of("booked", "done", "sent", "approved", "cancell?ed", "received", "finished", "completed", "paid",
-                     "bought", "fixed", "shipped", "merged", "submitted", "delivered", "signed", "reserved", "ordered",
-                     "confirmed")
-_DONE = re.compile(rf"\b{_DONE_WORDS}\b", re.IGNORECASE)
+_DONE_WORDS = ("booked", "done", "sent", "approved", "cancell?ed", "received", "finished", "completed", "paid",
+               "bought", "fixed", "shipped", "merged", "submitted", "delivered", "signed", "reserved", "ordered",
+               "confirmed")
+_DONE = re.compile(rf"\b{one_of(*_DONE_WORDS)}\b", re.IGNORECASE)
 _NOT_DONE_WORDS = one_of("will", "'ll", "need to", "going to", "want to", "should", "if", "not", "haven't", "didn't")
 _NOT_DONE = re.compile(rf"\b{_NOT_DONE_WORDS}\b|\?$", re.IGNORECASE)
-_CHOSE_WORDS = one_of("chose", "booked", "book", "go with", "going with", "picked", "decided on", "reserved", "stay at")
-_CHOSE = re.compile(rf"\b{_CHOSE_WORDS}\s+(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
+_CHOSE_WORDS = ("chose", "booked", "book", "go with", "going with", "picked", "decided on", "reserved", "stay at")
+_CHOSE = re.compile(rf"\b{one_of(*_CHOSE_WORDS)}\s+(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
 _SWITCH_WORDS = one_of("switch(?:ed|ing)?", "chang(?:ed|ing)", "mov(?:ed|ing)", capture=True)
 _SWITCH_TO = re.compile(rf"\b{_SWITCH_WORDS} to ([A-ZÀ-Ý][\w'’-]+)")
 _CANCEL = re.compile(r"\bcancell?ed ([A-ZÀ-Ý][\w'’-]+)")
-_DECIDED = one_of("chose", "decided", "picked", "go with", r"switch\w*", "changed my mind", "instead of")
-_DECISION = re.compile(rf"^let'?s go with\b|\b{_DECIDED}\b", re.IGNORECASE)
+_DECIDED = ("chose", "decided", "picked", "go with", r"switch\w*", "changed my mind", "instead of")
+_DECISION = re.compile(rf"^let'?s go with\b|\b{one_of(*_DECIDED)}\b", re.IGNORECASE)
+_DONE_NEEDLES = literal_starts(*_DONE_WORDS)  # words each pattern cannot match without: processors/needles.py
+_CHOSE_NEEDLES = literal_starts(*_CHOSE_WORDS)
+_DECISION_NEEDLES = literal_starts(*_DECIDED)  # "let's go with" holds "go with"
 _RECAP = re.compile(r"^(?:noted|updated|got it|great|perfect|wonderful|design decisions so far|so far|to recap)\b"
                     r"[^:,]{0,20}[:,]", re.IGNORECASE)
 ASSISTANT_CLAUSES = 2
@@ -94,8 +99,8 @@ def _lower_facts(text: str) -> frozenset[str]:
 def _line_refs(line: str, references: bool) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     """A line's chosen names, and the names its codes belong to (pure, so remembered: the previous
     observations come back line for line in every call)."""
-    chosen = tuple(_CHOSE.findall(line))
-    line_codes = tuple(CODE.findall(line)) if references or re.search(r"\bUser\b", line) else ()
+    chosen = tuple(_CHOSE.findall(line)) if may_match(line, _CHOSE_NEEDLES) else ()
+    line_codes = tuple(CODE.findall(line)) if references or "User" in line and re.search(r"\bUser\b", line) else ()
     names = re.findall(r"\b[A-ZÀ-Ý][a-zà-ÿ][\w'’-]*", line) if line_codes else []
     return chosen, tuple((name, line_codes) for name in names)
 
@@ -131,8 +136,9 @@ def reading(sentence: str, role: str) -> Reading | None:
     rest = strip_filler(sentence)
     if not rest:
         return None
-    done = role == "user" and bool(_DONE.search(rest)) and not _NOT_DONE.search(rest)
-    return Reading(rest, question, done, _DECISION.search(rest) is not None)
+    done = (role == "user" and may_match(rest, _DONE_NEEDLES) and bool(_DONE.search(rest))
+            and not _NOT_DONE.search(rest))
+    return Reading(rest, question, done, may_match(rest, _DECISION_NEEDLES) and _DECISION.search(rest) is not None)
 
 
 @dataclass(frozen=True)
