@@ -12,7 +12,7 @@ import pytest
 
 from processors.needles import folded, literal_starts, may_match
 from processors.observer import checks
-from streams.llm.deterministic import observe, relative_dates
+from streams.llm.deterministic import hints, observe, relative_dates
 
 ODD = {"i": ["İ", "ı", "I"], "s": ["ſ", "S"], "k": ["K", "K"]}
 WORDS = ["booked", "done", "sent", "cancelled", "canceled", "paid", "confirmed", "chose", "book", "go with",
@@ -20,7 +20,7 @@ WORDS = ["booked", "done", "sent", "cancelled", "canceled", "paid", "confirmed",
          "instead of", "let's go with", "today", "tonight", "this morning", "tomorrow", "yesterday", "in 3 days",
          "2 days ago", "in 2 weeks", "3 weeks ago", "next week", "last week", "last month", "last friday",
          "on Tuesday", "by sunday", "until monday", "before Saturday", "next months", "in 4 months", "٣ weeks",
-         "Memmo", "the", "weekend", "Tuesday May 12", "will", "not", "?", ".", "-", "'", "\n", "1"]
+         "need to", "Have to", "going to", "will", "draft", "Asked to", "plans", "Memmo", "the", "weekend", "Tuesday May 12", "will", "not", "?", ".", "-", "'", "\n", "1"]
 
 
 def _texts() -> list[str]:
@@ -58,6 +58,7 @@ CASES = [
     (observe._DECISION, lambda t: may_match(t, observe._DECISION_NEEDLES)),
     (RELATIVE_RULES, lambda t: may_match(t, relative_dates._NEEDLES) or relative_dates._WEEKS.search(t) is not None),
     (checks._RELATIVE, lambda t: may_match(t, checks._RELATIVE_NEEDLES)),
+    (hints._REQUEST, hints._may_request),
 ]
 
 

@@ -2,7 +2,9 @@
 in a look-behind) find what the ``\\b``-first patterns found, and ``words``/``content_words`` (an
 ASCII text cut by translate and split, each distinct word's stem remembered) give what a
 ``findall`` of ``[\\w'’-]+`` gave; compared with the versions before (spelled out here) on the bench
-corpus and on text with characters case and word boundaries treat specially."""
+corpus and on text with characters case and word boundaries treat specially; and ``sentences``,
+which runs its two joining and splitting patterns only on pieces that end as they must, splits as
+before."""
 
 from __future__ import annotations
 
@@ -47,3 +49,28 @@ def test_words_and_content_words_are_what_findall_gave() -> None:
         assert clauses.content_words(text) == frozenset(
             clauses.stem(w) for w in set(WORD.findall(text.lower()))
             if w not in clauses.STOPWORDS and (len(w) > 2 or w.isdigit())), text
+
+
+def _sentences_before(text: str) -> tuple[str, ...]:
+    flat = " ".join(text.split())
+    out: list[str] = []
+    pieces: list[str] = []
+    for piece in clauses._SPLIT.split(flat):
+        if pieces and (re.fullmatch(r"\d+\.|.*:\s\d+\.", pieces[-1]) or pieces[-1].endswith(":")):
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    for piece in pieces:
+        piece = piece.strip()
+        found = clauses._TRAILING_QUESTION.match(piece)
+        out.extend([found["statement"].strip() + ".", found["question"]] if found else [piece] if piece else [])
+    return tuple(out)
+
+
+def test_sentences_split_as_before() -> None:
+    rng = random.Random(31)
+    pieces = ["1.", "2)", "Shortlist (5 nights):", "I'm allergic to nuts, is that a problem?", "Booked it!", "Why?",
+              "ok.", "Note: 3.", "Prado is far", ",", "is", "?", "\n", "  ", "Which one?", "A. B", "x: 12."]
+    texts = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(3000)] + _texts()
+    for text in texts:
+        assert clauses.sentences(text) == _sentences_before(text), text

@@ -131,13 +131,14 @@ def sentences(text: str) -> tuple[str, ...]:
     out: list[str] = []
     pieces: list[str] = []
     for piece in _SPLIT.split(flat):  # "1." and "Shortlist (5 nights):" belong to what follows
-        if pieces and (re.fullmatch(r"\d+\.|.*:\s\d+\.", pieces[-1]) or pieces[-1].endswith(":")):
+        if pieces and (pieces[-1].endswith(".") and re.fullmatch(r"\d+\.|.*:\s\d+\.", pieces[-1])
+                       or pieces[-1].endswith(":")):
             pieces[-1] = f"{pieces[-1]} {piece}"
         else:
             pieces.append(piece)
     for piece in pieces:
         piece = piece.strip()
-        found = _TRAILING_QUESTION.match(piece)
+        found = _TRAILING_QUESTION.match(piece) if piece.endswith("?") else None  # (no newline in piece)
         out.extend([found["statement"].strip() + ".", found["question"]] if found else [piece] if piece else [])
     return tuple(out)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from processors.needles import literal_starts, may_match
 from streams.llm.deterministic.clauses import (
     content_words,
     one_of,
@@ -30,9 +31,10 @@ from streams.llm.deterministic.clauses import (
 from streams.llm.deterministic.history import Entry
 
 BUILTIN = ("current-task", "suggested-response", "thread-title")
+_WANTS = ("need to", "have to", "want to", "going to")
 _REQUEST = re.compile(
     r"\?$|^(?:asked to|will|need|needs|want|wants|plan|plans)\b|"
-    rf"\b{one_of('need to', 'have to', 'want to', 'going to')}\b|"
+    rf"\b{one_of(*_WANTS)}\b|"
     r"^(?:draft|write|book|find|plan|make|send|check|add|fix|shortlist|compare)\b",
     re.IGNORECASE,
 )
@@ -76,8 +78,19 @@ def _request(sentence: str) -> tuple[str, bool]:
     question; remembered, as every call reads the batch's user sentences from the last one back."""
     rest = strip_filler(sentence)
     text = tidy(third_person(rest, "user")[0]) if rest else ""
-    states = bool(text) and len(content_words(text)) >= 3 and _REQUEST.search(text if not rest.endswith("?") else rest)
+    asked = text if not rest.endswith("?") else rest
+    states = bool(text) and len(content_words(text)) >= 3 and _may_request(asked) and _REQUEST.search(asked)
     return text if states else "", rest.endswith("?")
+
+
+def _may_request(text: str) -> bool:
+    """False only when :data:`_REQUEST` finds nothing: its "?" alternative needs a "?", its "^"
+    alternatives match at the start or nowhere, and its other one needs one of its words — the
+    pattern is scanned across the text only when one of those may match (processors/needles.py)."""
+    return "?" in text or may_match(text, _WANT_NEEDLES) or _REQUEST.match(text) is not None
+
+
+_WANT_NEEDLES = literal_starts(*_WANTS)
 
 
 def _suggested_response(entries: list[Entry]) -> str:
