@@ -45,7 +45,10 @@ _REACTION = re.compile(
     r"^[\w\s'-]{0,40}\b(?:sounds|looks|seems) (?:perfect|great|amazing|good|lovely|fine|nice|wonderful|ideal)\b",
     re.IGNORECASE,
 )
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\s(?=\d\)\s)")
+# Spaces after ". ! ?" before a capital or digit, or a space before "1)": the pattern starts with the
+# space both need, so the engine skips to spaces (less than half the scan of the lookbehind-first
+# (?<=[.!?])\s+(?=…)|\s(?=…), which split the same).
+_SPLIT = re.compile(r"\s(?:(?<=[.!?]\s)\s*(?=[A-Z0-9\"'(])|(?=\d\)\s))")
 _TRAILING_QUESTION = re.compile(
     r"^(?P<statement>[^?]{12,}?),\s+(?P<question>(?:is|are|can|could|would|will|do|does|should|what|how|"
     r"which|where|when)\b[^?]*\?)$",
