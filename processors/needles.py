@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 _TO_ASCII = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+_LITERAL = re.compile(r"[^\\()\[\].^$|?*+{]*")  # up to the first character that is not itself
 
 
 def folded(text: str) -> str:
@@ -45,5 +46,3 @@ def literal_starts(*alternatives: str) -> tuple[str, ...]:
         starts.append(literal.lower())
     return tuple(starts)
 
-
-_LITERAL = re.compile(r"[^\\()\[\].^$|?*+{]*")

@@ -20,7 +20,8 @@ WORDS = ["booked", "done", "sent", "cancelled", "canceled", "paid", "confirmed",
          "instead of", "let's go with", "today", "tonight", "this morning", "tomorrow", "yesterday", "in 3 days",
          "2 days ago", "in 2 weeks", "3 weeks ago", "next week", "last week", "last month", "last friday",
          "on Tuesday", "by sunday", "until monday", "before Saturday", "next months", "in 4 months", "٣ weeks",
-         "need to", "Have to", "going to", "will", "draft", "Asked to", "plans", "Memmo", "the", "weekend", "Tuesday May 12", "will", "not", "?", ".", "-", "'", "\n", "1"]
+         "need to", "Have to", "going to", "will", "draft", "Asked to", "plans", "Memmo", "the", "weekend",
+         "Tuesday May 12", "will", "not", "?", ".", "-", "'", "\n", "1"]
 
 
 def _texts() -> list[str]:

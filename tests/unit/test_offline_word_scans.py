@@ -70,7 +70,8 @@ def _sentences_before(text: str) -> tuple[str, ...]:
 
 def test_sentences_split_as_before() -> None:
     rng = random.Random(31)
-    pieces = ["1.", "2)", "3) ", "Shortlist (5 nights):", "Done.\t\u00a0Next", "(see)", "'x'", '"Y"', "I'm allergic to nuts, is that a problem?", "Booked it!", "Why?",
+    pieces = ["1.", "2)", "3) ", "Shortlist (5 nights):", "Done.\t\u00a0Next", "(see)", "'x'", '"Y"',
+              "I'm allergic to nuts, is that a problem?", "Booked it!", "Why?",
               "ok.", "Note: 3.", "Prado is far", ",", "is", "?", "\n", "  ", "Which one?", "A. B", "x: 12."]
     texts = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(3000)] + _texts()
     for text in texts:

@@ -38,6 +38,7 @@ _REQUEST = re.compile(
     r"^(?:draft|write|book|find|plan|make|send|check|add|fix|shortlist|compare)\b",
     re.IGNORECASE,
 )
+_WANT_NEEDLES = literal_starts(*_WANTS)
 _PRIOR_TASK = re.compile(r"^- prior current-task: (.+)$|^<current-task>\n((?s:.+?))\n</current-task>$", re.M)
 
 
@@ -89,8 +90,6 @@ def _may_request(text: str) -> bool:
     pattern is scanned across the text only when one of those may match (processors/needles.py)."""
     return "?" in text or may_match(text, _WANT_NEEDLES) or _REQUEST.match(text) is not None
 
-
-_WANT_NEEDLES = literal_starts(*_WANTS)
 
 
 def _suggested_response(entries: list[Entry]) -> str:
