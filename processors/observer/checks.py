@@ -2,11 +2,16 @@
 
 Missing markers are reported as warnings on the parsed result, never as a rejection: an
 observation without its 🔴 is still worth more than no observation.
+
+Items are searched for relative dates only when the log holds a word they cannot be written
+without (processors/needles.py).
 """
 
 from __future__ import annotations
 
 import re
+
+from processors.needles import may_match
 
 PRIORITY_MARKERS = ("🔴", "🟡", "🟢", "✅")
 _DATE_HEADER = re.compile(r"^\s*Date:\s+[A-Z][a-z]{2,8}\s+\d{1,2},\s+\d{4}\b")
@@ -19,6 +24,8 @@ _RELATIVE = re.compile(
     r"saturday|sunday)|in \d+ (?:days|weeks|months)|\d+ (?:days|weeks|months) ago)\b",
     re.IGNORECASE,
 )
+_RELATIVE_NEEDLES = ("yesterday", "tomorrow", "tonight", "last ", "next ", " days", " weeks", " months")
+"""Words :data:`_RELATIVE` cannot match without: a log holding none has no item to look at."""
 _RESOLVED = re.compile(r"\((?:meaning|estimated)\b[^)]*\)\s*$", re.IGNORECASE)
 
 
@@ -39,7 +46,8 @@ def format_warnings(observations: str) -> list[str]:
          [i for i in items if not i.lstrip().startswith(PRIORITY_MARKERS)])
     _add(warnings, "observations without a (HH:MM) time", [i for i in items if not _TIME.search(i)])
     _add(warnings, "relative dates without '(meaning <date>)'",
-         [i for i in items if _RELATIVE.search(i) and not _RESOLVED.search(i)])
+         [i for i in items if _RELATIVE.search(i) and not _RESOLVED.search(i)]
+         if may_match(observations, _RELATIVE_NEEDLES) else [])
     return warnings
 
 

@@ -15,6 +15,11 @@ times in a ten-line answer) is salvaged instead (:func:`drop_repeated_lines`): a
 that repeats an earlier line of the same answer character for character says nothing new and is
 dropped, with a warning. Short lines (a sub-note's ``-> ok`` under two parents) are kept: their
 meaning is their place. Our rule, not Mastra's.
+
+The keys of all meaningful lines are made in one pass over the lines joined by newlines, not three
+passes per line: no mask can match a newline (``_TIMES`` spaces an "am"/"pm" within the line), so
+the joined text's masks are each line's; and where no month's name is in the text, only the
+alternatives that start with a digit are tried (tests/unit/observer/test_observer_lookaheads.py).
 """
 
 from __future__ import annotations
@@ -31,15 +36,18 @@ _MEANINGFUL_LINE = 24
 _MIN_MEANINGFUL_LINES = 20
 _LINE_REPEAT_RATIO = 0.5
 _NUMBERS_REPEAT_RATIO = 0.8
+_DIGIT_TIMES = (r"\d(?:\d{3}-\d{2}-\d{2}(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?z?)?"  # ISO dates and timestamps
+                r"|\d?:\d{2}(?::\d{2})?(?:[^\S\n]*[ap]\.?m\.?)?)")  # 10:02, 10:02:33, 9:15 pm (spaced within the line)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _TIMES = re.compile(
     r"(?=[\dadfjmnos])"  # the alternatives' first characters: each other place is passed in one test
-    r"(?:\d{4}-\d{2}-\d{2}(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?z?)?"  # ISO dates and timestamps
-    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?"  # 10:02, 10:02:33, 9:15 pm
-    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:, \d{4})?)"  # Mar 3, 2024
+    rf"(?:{_DIGIT_TIMES}|(?:{'|'.join(_MONTHS)})[a-z]*\.? \d{{1,2}}(?:, \d{{4}})?)"  # Mar 3, 2024
 )
+_DIGITS_FIRST = re.compile(_DIGIT_TIMES)
+"""``_TIMES`` where no month's name is in the text: its month alternative cannot match, and what is
+left starts with a digit, which the engine skips to (a quarter of the scan)."""
 _NUMBERS = re.compile(r"\d+")
-_MARKERS = re.compile("[\U0001F534\U0001F7E1\U0001F7E2\u2705]")
-_SPACES = re.compile(r"\s+")
+_MARKERS = ("\U0001F534", "\U0001F7E1", "\U0001F7E2", "\u2705")
 
 
 def truncate_long_lines(text: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -53,13 +61,14 @@ def is_degenerate(text: str) -> bool:
     if len(text) < _MIN_TEXT_CHARS:
         return False
     lines = [line.strip() for line in text.split("\n")]
-    meaningful = [loop_key(line) for line in lines if len(line) >= _MEANINGFUL_LINE]
-    if len(meaningful) >= _MIN_MEANINGFUL_LINES:
-        if _repeat_share(meaningful) > _LINE_REPEAT_RATIO:
+    keys = loop_keys([line for line in lines if len(line) >= _MEANINGFUL_LINE])
+    joined = "\n".join(keys)
+    if len(keys) >= _MIN_MEANINGFUL_LINES:
+        if _repeat_share(keys) > _LINE_REPEAT_RATIO:
             return True
-        if _repeat_share([_NUMBERS.sub("#", line) for line in meaningful]) > _NUMBERS_REPEAT_RATIO:
+        if _repeat_share(_NUMBERS.sub("#", joined).split("\n")) > _NUMBERS_REPEAT_RATIO:
             return True
-    return _windows_repeat("\n".join(meaningful))
+    return _windows_repeat(joined)
 
 
 def drop_repeated_lines(text: str) -> tuple[str, int]:
@@ -80,10 +89,16 @@ def _repeat_share(lines: list[str]) -> float:
     return (len(lines) - len(set(lines))) / len(lines)
 
 
-def loop_key(line: str) -> str:
-    """The line as a loop sees it: times and dates masked, markers dropped, case and spacing folded."""
-    masked = _TIMES.sub("#", _MARKERS.sub("", line.strip().lower()))
-    return _SPACES.sub(" ", masked).strip()
+def loop_keys(lines: list[str]) -> list[str]:
+    """Each line (no newline in it) as a loop sees it: times and dates masked, markers dropped,
+    case and spacing folded."""
+    if not lines:
+        return []
+    text = "\n".join(line.strip() for line in lines).lower()
+    for marker in _MARKERS:
+        text = text.replace(marker, "")
+    times = _TIMES if any(month in text for month in _MONTHS) else _DIGITS_FIRST
+    return [" ".join(line.split()) for line in times.sub("#", text).split("\n")]
 
 
 def _windows_repeat(text: str) -> bool:

@@ -10,22 +10,35 @@ Rules (spec §5.3 closing, §5.6 built-ins), by string rules only:
   follow up on the offer once the user answers; otherwise wait for the user.
 * thread-title — capitalised leading words of the first user message; custom slugs get the gist of
   the user's last message.
+* A user sentence's reading as a task is a function of the sentence alone: remembered, as each
+  call reads the batch's user sentences back from the last.
 """
 
 from __future__ import annotations
 
 import re
 
-from streams.llm.deterministic.clauses import content_words, one_of, sentences, strip_filler, third_person, tidy
+from processors.needles import literal_starts, may_match
+from streams.llm.deterministic.clauses import (
+    content_words,
+    one_of,
+    remembered,
+    sentences,
+    strip_filler,
+    third_person,
+    tidy,
+)
 from streams.llm.deterministic.history import Entry
 
 BUILTIN = ("current-task", "suggested-response", "thread-title")
+_WANTS = ("need to", "have to", "want to", "going to")
 _REQUEST = re.compile(
     r"\?$|^(?:asked to|will|need|needs|want|wants|plan|plans)\b|"
-    rf"\b{one_of('need to', 'have to', 'want to', 'going to')}\b|"
+    rf"\b{one_of(*_WANTS)}\b|"
     r"^(?:draft|write|book|find|plan|make|send|check|add|fix|shortlist|compare)\b",
     re.IGNORECASE,
 )
+_WANT_NEEDLES = literal_starts(*_WANTS)
 _PRIOR_TASK = re.compile(r"^- prior current-task: (.+)$|^<current-task>\n((?s:.+?))\n</current-task>$", re.M)
 
 
@@ -51,14 +64,32 @@ def _current_task(entries: list[Entry], task: str) -> str:
             answered = answered or entry.title == "Assistant"
             continue
         for sentence in reversed(sentences(entry.body)):
-            rest = strip_filler(sentence)
-            if answered and rest.endswith("?"):
+            request, question = _request(sentence)
+            if answered and question:
                 continue  # a question the assistant already answered is not open
-            text = tidy(third_person(rest, "user")[0]) if rest else ""
-            if text and len(content_words(text)) >= 3 and _REQUEST.search(text if not rest.endswith("?") else rest):
-                return f"Primary: {_clip(text, 100)}"
+            if request:
+                return f"Primary: {_clip(request, 100)}"
     prior = _PRIOR_TASK.search(task)
     return (prior[1] or prior[2]).strip() if prior else "Waiting for the user"
+
+
+@remembered(32_768)
+def _request(sentence: str) -> tuple[str, bool]:
+    """The user's sentence as the task it states ("" when it states none), and whether it is a
+    question; remembered, as every call reads the batch's user sentences from the last one back."""
+    rest = strip_filler(sentence)
+    text = tidy(third_person(rest, "user")[0]) if rest else ""
+    asked = text if not rest.endswith("?") else rest
+    states = bool(text) and len(content_words(text)) >= 3 and _may_request(asked) and _REQUEST.search(asked)
+    return text if states else "", rest.endswith("?")
+
+
+def _may_request(text: str) -> bool:
+    """False only when :data:`_REQUEST` finds nothing: its "?" alternative needs a "?", its "^"
+    alternatives match at the start or nowhere, and its other one needs one of its words — the
+    pattern is scanned across the text only when one of those may match (processors/needles.py)."""
+    return "?" in text or may_match(text, _WANT_NEEDLES) or _REQUEST.match(text) is not None
+
 
 
 def _suggested_response(entries: list[Entry]) -> str:

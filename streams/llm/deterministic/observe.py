@@ -13,6 +13,10 @@ rules can, and the same prompt always yields the same answer.
 * A change of mind names what it replaces: "switched to B" becomes "switched from A to B" when A
   was chosen or booked before; a cancellation of A carries A's reference codes.
 * Clauses of one message with the same priority share one note, joined by "; ".
+* What a sentence is and how it reads (:func:`reading`, :func:`wording`) depend on the sentence
+  alone and are remembered; only what depends on the memory (is it new, what a change replaces)
+  is worked out again each call.
+* A done, decided or chosen pattern is scanned only where one of its words is (processors/needles.py).
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from processors.needles import literal_starts, may_match
 from streams.llm.deterministic.clauses import (
+    CODE,
     compact,
     content_words,
     one_of,
@@ -36,20 +42,22 @@ from streams.llm.deterministic.hints import sections
 from streams.llm.deterministic.history import Entry, parse_history, split_threads
 from streams.llm.deterministic.relative_dates import fmt, resolve
 
-_DONE_WORDS = one_of("booked", "done", "sent", "approved", "cancell?ed", "received", "finished", "completed", "paid",
-                     "bought", "fixed", "shipped", "merged", "submitted", "delivered", "signed", "reserved", "ordered",
-                     "confirmed")
-_DONE = re.compile(rf"\b{_DONE_WORDS}\b", re.IGNORECASE)
+_DONE_WORDS = ("booked", "done", "sent", "approved", "cancell?ed", "received", "finished", "completed", "paid",
+               "bought", "fixed", "shipped", "merged", "submitted", "delivered", "signed", "reserved", "ordered",
+               "confirmed")
+_DONE = re.compile(rf"\b{one_of(*_DONE_WORDS)}\b", re.IGNORECASE)
 _NOT_DONE_WORDS = one_of("will", "'ll", "need to", "going to", "want to", "should", "if", "not", "haven't", "didn't")
 _NOT_DONE = re.compile(rf"\b{_NOT_DONE_WORDS}\b|\?$", re.IGNORECASE)
-_CHOSE_WORDS = one_of("chose", "booked", "book", "go with", "going with", "picked", "decided on", "reserved", "stay at")
-_CHOSE = re.compile(rf"\b{_CHOSE_WORDS}\s+(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
+_CHOSE_WORDS = ("chose", "booked", "book", "go with", "going with", "picked", "decided on", "reserved", "stay at")
+_CHOSE = re.compile(rf"\b{one_of(*_CHOSE_WORDS)}\s+(?:the |a )?([A-ZÀ-Ý][\w'’-]+)")
 _SWITCH_WORDS = one_of("switch(?:ed|ing)?", "chang(?:ed|ing)", "mov(?:ed|ing)", capture=True)
 _SWITCH_TO = re.compile(rf"\b{_SWITCH_WORDS} to ([A-ZÀ-Ý][\w'’-]+)")
 _CANCEL = re.compile(r"\bcancell?ed ([A-ZÀ-Ý][\w'’-]+)")
-_CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
-_DECIDED = one_of("chose", "decided", "picked", "go with", r"switch\w*", "changed my mind", "instead of")
-_DECISION = re.compile(rf"^let'?s go with\b|\b{_DECIDED}\b", re.IGNORECASE)
+_DECIDED = ("chose", "decided", "picked", "go with", r"switch\w*", "changed my mind", "instead of")
+_DECISION = re.compile(rf"^let'?s go with\b|\b{one_of(*_DECIDED)}\b", re.IGNORECASE)
+_DONE_NEEDLES = literal_starts(*_DONE_WORDS)  # words each pattern cannot match without: processors/needles.py
+_CHOSE_NEEDLES = literal_starts(*_CHOSE_WORDS)
+_DECISION_NEEDLES = literal_starts(*_DECIDED)  # "let's go with" holds "go with"
 _RECAP = re.compile(r"^(?:noted|updated|got it|great|perfect|wonderful|design decisions so far|so far|to recap)\b"
                     r"[^:,]{0,20}[:,]", re.IGNORECASE)
 ASSISTANT_CLAUSES = 2
@@ -91,8 +99,8 @@ def _lower_facts(text: str) -> frozenset[str]:
 def _line_refs(line: str, references: bool) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     """A line's chosen names, and the names its codes belong to (pure, so remembered: the previous
     observations come back line for line in every call)."""
-    chosen = tuple(_CHOSE.findall(line))
-    line_codes = tuple(_CODE.findall(line)) if references or re.search(r"\bUser\b", line) else ()
+    chosen = tuple(_CHOSE.findall(line)) if may_match(line, _CHOSE_NEEDLES) else ()
+    line_codes = tuple(CODE.findall(line)) if references or "User" in line and re.search(r"\bUser\b", line) else ()
     names = re.findall(r"\b[A-ZÀ-Ý][a-zà-ÿ][\w'’-]*", line) if line_codes else []
     return chosen, tuple((name, line_codes) for name in names)
 
@@ -103,6 +111,59 @@ class Clause:
     text: str
     verb_first: bool
     resolved: str = ""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a sentence is, whatever the memory: the Observer meets the same sentences call after
+    call (a batch's messages come back until observed), so this is remembered per sentence and role,
+    and only the memory's part (is it new, what does a change replace) is redone."""
+
+    rest: str  # the sentence without its filler
+    question: bool
+    done: bool
+    decided: bool
+
+
+@remembered(32_768)
+def reading(sentence: str, role: str) -> Reading | None:
+    """None for what is never noted: filler, and the assistant's offers, questions, pleasantries
+    and recaps of what the user said."""
+    question = sentence.endswith("?")
+    if role == "assistant" and (question or _RECAP.match(sentence)
+                                or sentence.endswith("!") and not re.search(r"\d", sentence)):
+        return None
+    rest = strip_filler(sentence)
+    if not rest:
+        return None
+    done = (role == "user" and may_match(rest, _DONE_NEEDLES) and bool(_DONE.search(rest))
+            and not _NOT_DONE.search(rest))
+    return Reading(rest, question, done, may_match(rest, _DECISION_NEEDLES) and _DECISION.search(rest) is not None)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a noted sentence reads, whatever the memory (remembered as :class:`Reading` is)."""
+
+    text: str  # in the third person, tidied
+    verb_first: bool
+    changes: bool  # names a switch or a cancellation: the memory may add what it replaces
+    resolved: str  # the relative date's note, or ""
+
+
+@remembered(32_768)
+def wording(rest: str, role: str, day: date) -> Wording:
+    text, verb_first = third_person(rest, role)
+    text = tidy(text)
+    found = resolve(rest, day)
+    return Wording(text, verb_first, _names_a_change(text), found.note if found else "")
+
+
+def _names_a_change(text: str) -> bool:
+    """Whether :func:`_name_the_change` may have something to add: a switch ("… to B") or a
+    cancellation, each looked for only where its words are."""
+    return (" to " in text and _SWITCH_TO.search(text) is not None
+            or "cancel" in text and _CANCEL.search(text) is not None)
 
 
 def observe(system: str, task: str, history: str) -> str:
@@ -156,30 +217,28 @@ def _entry_notes(entry: Entry, memory: Memory) -> list[str]:
 def _clauses(entry: Entry, role: str, memory: Memory) -> list[Clause]:
     out: list[Clause] = []
     for sentence in sentences(entry.body):
-        question = sentence.endswith("?")
-        if role == "assistant" and (question or _RECAP.match(sentence) or len(out) >= ASSISTANT_CLAUSES
-                                    or sentence.endswith("!") and not re.search(r"\d", sentence)):
-            continue  # offers, questions, pleasantries and recaps of what the user said
-        rest = strip_filler(sentence)
-        if not rest:
+        if role == "assistant" and len(out) >= ASSISTANT_CLAUSES:
             continue
-        done = role == "user" and bool(_DONE.search(rest)) and not _NOT_DONE.search(rest)
-        if not done and not _DECISION.search(rest) and not memory.is_new(rest):
+        said = reading(sentence, role)
+        if said is None:
+            continue
+        if not said.done and not said.decided and not memory.is_new(said.rest):
             continue  # a restatement
-        if role == "assistant" and not (_lower_facts(rest) - memory.facts):
+        if role == "assistant" and not (_lower_facts(said.rest) - memory.facts):
             continue  # the assistant's general remarks
-        text, verb_first = third_person(rest, role)
-        text = _name_the_change(tidy(text), entry.body, memory)
+        worded = wording(said.rest, role, entry.day)
+        text, verb_first = worded.text, worded.verb_first
+        if worded.changes:
+            text = _name_the_change(text, entry.body, memory)
         if role == "assistant":
             text = _clip(compact(text), ASSISTANT_CHARS)
-        if question and role == "user" and not text.startswith("asked"):
+        if said.question and role == "user" and not text.startswith("asked"):
             text = f"asked: {text}"
             verb_first = True
-        marker = "🟡" if role == "assistant" or question else "✅" if done else "🔴"
-        if marker == "🔴" and out and out[-1].marker == "✅" and _CODE.search(text):
+        marker = "🟡" if role == "assistant" or said.question else "✅" if said.done else "🔴"
+        if marker == "🔴" and out and out[-1].marker == "✅" and CODE.search(text):
             marker = "✅"  # "Booked X! Confirmation number ABC-1." is one finished thing
-        found = resolve(rest, entry.day)
-        out.append(Clause(marker, text, verb_first, found.note if found else ""))
+        out.append(Clause(marker, text, verb_first, worded.resolved))
     return out
 
 

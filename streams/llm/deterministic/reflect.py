@@ -23,16 +23,18 @@ each kept line survive.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from streams.llm.deterministic.clauses import compact, content_words, specifics, telegraph
+from streams.llm.deterministic.clauses import CODE, compact, content_words, specifics, telegraph
 from streams.llm.deterministic.notes import MARKERS, Day, Note, parse_log, render_log
 
 _LEVEL = re.compile(r"COMPRESSION LEVEL (\d)")
-_SECTION = re.compile(r"## OBSERVATIONS TO REFLECT ON\n(.*?)(?=\n## |\Z)", re.S)
+_SECTION = "## OBSERVATIONS TO REFLECT ON\n"
 _NAME = r"([A-ZÀ-Ý][\w'’-]+)"
-_CHANGES = (re.compile(rf"\bswitch\w* (?:\w+ )?from {_NAME} to {_NAME}"), re.compile(rf"\bcancell?ed {_NAME}"),
-            re.compile(rf"\binstead of {_NAME}"))
-_CODE = re.compile(r"\b[A-Z]{2,}[\w]*-?\d[\w-]*\b")
+_CHANGES = (("switch", re.compile(rf"\bswitch\w* (?:\w+ )?from {_NAME} to {_NAME}")),
+            ("cancel", re.compile(rf"\bcancell?ed {_NAME}")), ("instead of ", re.compile(rf"\binstead of {_NAME}")))
+"""Each pattern of a change, after a word it cannot match without: a clause without the word is
+passed by a string search instead of a scan."""
 _PERSONAL = re.compile(r"\b(?:allerg\w*|vegetarian|vegan|gluten|intoleran\w*|diabet\w*|pregnan\w*|injur\w*|ankle|"
                        r"medication|hates?|loves?|prefers?|likes?|dislikes?|never|always)\b", re.IGNORECASE)
 
@@ -43,8 +45,14 @@ def compression_level(prompt: str) -> int:
 
 
 def observations_in(prompt: str) -> str:
-    found = _SECTION.search(prompt)
-    return found[1].strip() if found else ""
+    """What follows the section's heading up to the next ``## `` heading (string search: the lazy
+    ``(.*?)(?=\\n## |\\Z)`` it replaces tested its look-ahead at every character of the log)."""
+    start = prompt.find(_SECTION)
+    if start < 0:
+        return ""
+    start += len(_SECTION)
+    end = prompt.find("\n## ", start)
+    return prompt[start : end if end >= 0 else len(prompt)].strip()
 
 
 def reflect(prompt: str, system: str) -> str:
@@ -92,21 +100,27 @@ def _drop_superseded(days: list[Day]) -> None:
     notes = [note for day in days for note in day.notes]
     for position, note in enumerate(notes):
         for clause in note.clauses:
-            for pattern in _CHANGES:
-                for found in pattern.finditer(clause):
-                    codes = set(_CODE.findall(clause)) if "cancel" in pattern.pattern else set()
+            for word, pattern in _CHANGES:
+                for found in pattern.finditer(clause) if word in clause else ():
+                    codes = set(CODE.findall(clause)) if word == "cancel" else set()
+                    about = _about(found[1], codes)
                     for earlier in notes[:position]:
-                        _keep(earlier, [c for c in earlier.clauses if _is_change(c) or not _about(c, found[1], codes)])
+                        kept = [c for c in earlier.clauses if not about(c) or _is_change(c)]
+                        if len(kept) < len(earlier.clauses):  # keeping every clause changes nothing
+                            _keep(earlier, kept)
     for day in days:
         day.notes = [n for n in day.notes if n.clauses]
 
 
 def _is_change(clause: str) -> bool:
-    return any(pattern.search(clause) for pattern in _CHANGES)
+    return any(word in clause and pattern.search(clause) for word, pattern in _CHANGES)
 
 
-def _about(clause: str, name: str, codes: set[str]) -> bool:
-    return re.search(rf"\b{re.escape(name)}\b", clause) is not None or bool(codes & set(_CODE.findall(clause)))
+def _about(name: str, codes: set[str]) -> Callable[[str], bool]:
+    """Whether a clause names ``name`` or one of ``codes``: the name's pattern compiled once for
+    every earlier clause, the clause's codes read only when there are codes to look for."""
+    mentions = re.compile(rf"\b{re.escape(name)}\b").search
+    return lambda clause: mentions(clause) is not None or bool(codes) and bool(codes & set(CODE.findall(clause)))
 
 
 def _keep(note: Note, clauses: list[str]) -> None:

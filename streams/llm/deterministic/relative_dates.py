@@ -10,6 +10,7 @@ Rules kept here:
   day; "last <weekday>" the most recent one before it.
 * Exact days are written "(meaning Mon D, YYYY)"; spans that only locate a time roughly ("last week",
   "last month") are written "(estimated …)", the way the Observer is asked to.
+* A text without a word some rule needs is passed by string searches (processors/needles.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
+
+from processors.needles import may_match
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY = "(" + "|".join(_WEEKDAYS) + ")"
@@ -75,8 +78,17 @@ the first rule in order, which is the rule the rules tried one by one would pick
 trying each rule's start there (half the scan of a 1 kB message)."""
 
 
+_NEEDLES = ("day", "tonight", "this ", "tomorrow", "last ", "next week")
+_WEEKS = re.compile(r"\d week", re.I)
+"""A rule cannot match without one of :data:`_NEEDLES` (every weekday, "today", "yesterday" and "in
+3 days" hold "day") or a number of weeks: a text without them is passed by string searches and a
+scan for digits, not by :data:`_ANY` (processors/needles.py)."""
+
+
 def resolve(text: str, day: date) -> Resolved | None:
     """The first relative date in ``text``, resolved against ``day``; None when there is none."""
+    if not may_match(text, _NEEDLES) and _WEEKS.search(text) is None:
+        return None
     first = _ANY.search(text)
     if first is None:
         return None
