@@ -141,20 +141,23 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
             return Decision(state=None, deltas=(_deleted(step),))
     except Rejected as exc:
         return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
-    key, version = step.state.key, step.state.version
-    if step.inserted:
-        step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m})
-                           for m in step.inserted)
-    if step.frozen:  # one per observed message, the hottest delta: built from the window's messages
-        now = step.now
-        step.deltas.extend(built(MessageInserted, {"schema_version": SCHEMA_VERSION, "kind": "message-inserted",
-                                                   "key": key, "version": version, "at": now, "message": m,
-                                                   "observed": True}, _OBSERVED_COPY)
-                           for m in step.frozen)
+    if step.inserted or step.frozen:
+        _message_deltas(step)
     if step.record_changed:
         step.deltas.append(_snapshot(step))
     step.events.append(status_event(step))
     return Decision(step.state, tuple(step.jobs), tuple(step.events), tuple(step.deltas), dropped=tuple(step.dropped))
+
+
+def _message_deltas(step: Step) -> None:
+    """The rows of the core's own messages, then of the messages observed (final)."""
+    key, version, now = step.state.key, step.state.version, step.now
+    step.deltas.extend(_inserted({"key": key, "version": version, "at": now, "message": m}) for m in step.inserted)
+    # one per observed message, the hottest delta: built from the window's messages
+    step.deltas.extend(built(MessageInserted, {"schema_version": SCHEMA_VERSION, "kind": "message-inserted",
+                                               "key": key, "version": version, "at": now, "message": m,
+                                               "observed": True}, _OBSERVED_COPY)
+                       for m in step.frozen)
 
 
 def _event_time(event: Event, state: KeyState) -> int:
