@@ -238,5 +238,5 @@ def _snapshot(step: Step) -> RecordSnapshot:
     return built(RecordSnapshot, {
         "schema_version": SCHEMA_VERSION, "kind": "record-snapshot", "key": state.key, "version": state.version,
         "at": step.now, "record": state.record, "threads": dict(state.threads),
-        "pending_message_tokens": step.pending(), "unobserved_message_ids": [m.id for m in state.window],
+        "pending_message_tokens": step.pending(), "unobserved_message_ids": state.window_ids(),
     }, _SNAPSHOT)

@@ -22,7 +22,7 @@ from typing import Any
 
 from processors.context import format_reminder_timestamp, temporal_gap_text
 from processors.machine.built import built
-from processors.machine.state import LATE_TOLERANCE_MS, TokenMap
+from processors.machine.state import LATE_TOLERANCE_MS, TokenMap, in_window_order
 from schemas.base import SchemaError
 from schemas.control import ThreadControl
 from processors.machine.step import Step
@@ -110,17 +110,19 @@ def _insert(step: Step, message: ChatMessage, changes: dict[str, Any]) -> None:
 
     ``changes`` are further changes made in the same update of the state."""
     state = step.state.__dict__
-    at = message.created_at
-    old = state["window"]
-    if not old or at >= old[-1].created_at:
+    at, mid = message.created_at, message.id
+    old, old_tokens = state["window"], state["message_tokens"]
+    appended = not old or at >= old[-1].created_at
+    if appended:
         window = old + (message,)
     else:
         index = bisect.bisect_right([m.created_at for m in old], at)
         window = old[:index] + (message,) + old[index:]
     before = step.pending()  # over ``old``: a replaced message is already out of it
-    tokens = TokenMap(state["message_tokens"])
-    tokens[message.id] = count = step.counter.count_message(message)
-    step.set_window(window, tokens, (before or 24) + count, changes)
+    tokens = TokenMap(old_tokens)
+    tokens[mid] = count = step.counter.count_message(message)
+    step.set_window(window, tokens, (before or 24) + count, changes,  # a new id appended keeps the map's order
+                    in_order=appended and mid not in old_tokens and in_window_order(old_tokens, old))
 
 
 def _activity(state: dict[str, Any], message: ChatMessage, changes: dict[str, Any]) -> None:

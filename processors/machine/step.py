@@ -19,7 +19,7 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.machine.record_figures import RecordFigures, record_figures
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, TokenMap, replace
+from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, TokenMap, in_window_order, replace
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -88,13 +88,15 @@ class Step:
         self.update(in_flight=kept, applied_cycles=applied)
 
     def set_window(self, window: tuple[ChatMessage, ...], tokens: TokenMap, pending: int,
-                   changes: dict[str, Any]) -> None:
+                   changes: dict[str, Any], *, in_order: bool = False) -> None:
         """A new window and its new token map, whose total ``pending`` the caller knows (kept on the map
         for later steps, and here for this one), written with the further ``changes`` (the caller's dict,
-        which it may not reuse)."""
+        which it may not reuse); ``in_order`` when the caller knows the map's keys are the window's ids in
+        its order (:class:`TokenMap`)."""
         if not window:
             pending = 0
         tokens.total_for = (window, pending)
+        tokens.in_order_for = window if in_order else None
         changes["window"] = window
         changes["message_tokens"] = tokens
         self.write(changes)
@@ -131,7 +133,8 @@ class Step:
         tokens = TokenMap(old_tokens)  # a copy in C, then one pop per id, order kept
         for m in gone:
             tokens.pop(m.id, None)
-        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), {"observed": observed})
+        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), {"observed": observed},
+                        in_order=in_window_order(old_tokens, state.window))
         for group in removed:
             self.frozen.extend(group)
         return removed
