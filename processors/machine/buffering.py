@@ -40,7 +40,7 @@ def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
     """Start a buffering cycle when pending tokens crossed the next interval (or at turn end)."""
     resolved = step.resolved
     buffer_tokens = resolved.buffer_tokens
-    if buffer_tokens is None or step.state.flight("buffer") is not None or observer_latched(step) \
+    if buffer_tokens is None or step.flight("buffer") is not None or observer_latched(step) \
             or budget_paused(step):
         return
     pending = step.pending()

@@ -104,6 +104,14 @@ def in_window_order(tokens: dict[str, int], window: tuple[ChatMessage, ...]) -> 
     return getattr(tokens, "in_order_for", None) is window or (not window and not tokens)
 
 
+def flight_of(flights: tuple[InFlight, ...], kind: InFlightKind) -> InFlight | None:
+    """The cycle of ``kind`` among ``flights`` (at most one is in flight), or None."""
+    for flight in flights:  # a plain loop: asked several times per event, mostly of ()
+        if flight.kind == kind:
+            return flight
+    return None
+
+
 class KeyState(VersionedModel):
     model_config = ConfigDict(frozen=True)
     kind: Literal["key-state"] = "key-state"
@@ -144,10 +152,7 @@ class KeyState(VersionedModel):
     counters: Counters = Field(default_factory=Counters)
 
     def flight(self, kind: InFlightKind) -> InFlight | None:
-        for flight in self.in_flight:  # a plain loop: asked several times per event, mostly of ()
-            if flight.kind == kind:
-                return flight
-        return None
+        return flight_of(self.in_flight, kind)
 
     def find_flight(self, cycle_id: str) -> InFlight | None:
         for flight in self.in_flight:

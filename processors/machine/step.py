@@ -19,7 +19,9 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.machine.record_figures import RecordFigures, record_figures
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, TokenMap, in_window_order, replace
+from processors.machine.state import (
+    LATE_TOLERANCE_MS, InFlight, InFlightKind, KeyState, TokenMap, flight_of, in_window_order, replace,
+)
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
@@ -140,6 +142,11 @@ class Step:
         return removed
 
     # --- derived values ------------------------------------------------------------------------
+    def flight(self, kind: InFlightKind) -> InFlight | None:
+        """:meth:`KeyState.flight` of the state now, asked ~5 times a step: read from its field dict (a
+        method and a field of a model are each read through pydantic's ``__getattr__`` hook)."""
+        return flight_of(self._fields["in_flight"], kind)
+
     def next_cycle_id(self, prefix: str) -> str:
         """A deterministic cycle id (Mastra's shapes, e.g. ``buffer-obs-<ms>-<9 base36>``).
 
