@@ -83,8 +83,8 @@ class Decision(NamedTuple):
 
 
 _inserted = MessageInserted.__pydantic_validator__.validate_python  # MessageInserted(**fields), minus its wrapper
-_OBSERVED_COPY = ("key", "version", "at", "message", "observed")  # the fields an observed copy sets
-_SNAPSHOT = ("key", "version", "at", "record", "threads", "pending_message_tokens", "unobserved_message_ids")
+_OBSERVED_COPY = frozenset({"key", "version", "at", "message", "observed"})  # the fields an observed copy sets
+_SNAPSHOT = frozenset({"key", "version", "at", "record", "threads", "pending_message_tokens", "unobserved_message_ids"})
 
 
 @lru_cache(maxsize=32)

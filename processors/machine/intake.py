@@ -30,7 +30,7 @@ from schemas.lifecycle import AppliedThrough
 from schemas.messages import ChatMessage, DataPart, TextPart
 
 TEMPORAL_GAP_PREFIX = "__temporal_gap_"
-_APPLIED_THROUGH = ("message_id", "created_at")
+_APPLIED_THROUGH = frozenset({"message_id", "created_at"})
 
 
 class Rejected(SchemaError):

@@ -46,12 +46,12 @@ def _shared(key: tuple[Any, ...], fields: Callable[[tuple[Any, ...]], dict[str, 
     return found
 
 
-_WINDOW = ("tokens", "threshold")
-_ACTIVE = ("messages", "observations")
-_WINDOWS = ("active", "buffered")
+_WINDOW = frozenset({"tokens", "threshold"})
+_ACTIVE = frozenset({"messages", "observations"})
+_WINDOWS = frozenset({"active", "buffered"})
 _CHUNKS = ("chunks", "message_tokens", "projected_message_removal", "observation_tokens", "status")
 _REFLECTION = ("input_observation_tokens", "observation_tokens", "status")
-_EVENT = ("key", "thread_id", "resource_id", "record_id", "at", "windows", "generation", "applied_through")
+_EVENT = frozenset({"key", "thread_id", "resource_id", "record_id", "at", "windows", "generation", "applied_through"})
 
 
 def _buffered_fields(shape: tuple[Any, ...]) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def _buffered_fields(shape: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def _window_fields(log: tuple[Any, ...]) -> dict[str, Any]:
-    return dict(zip(_WINDOW, log[1:]))
+    return {"tokens": log[1], "threshold": log[2]}
 
 
 def status_event(step: Step) -> StatusEvent:
