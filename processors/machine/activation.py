@@ -54,7 +54,7 @@ def reset_stale_boundary(step: Step) -> None:
 def activate_at_turn_start(step: Step) -> None:
     """Step 0 (§4.5 step 3): existing chunks only, never an Observer call."""
     reset_stale_boundary(step)
-    if not step.state.record.buffered_chunks or step.state.flight("buffer") is not None:
+    if not step.state.record.buffered_chunks or step.flight("buffer") is not None:
         return
     resolved = step.resolved
     trigger = early_trigger(step, resolved.activate_after_idle, resolved.activate_on_provider_change)

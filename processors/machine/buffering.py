@@ -25,6 +25,7 @@ from processors.machine.token_math import should_trigger_buffer
 from schemas.deltas import ChunkChanged
 from schemas.jobs import ObserveJob, ObserveResult, PendingReflection, PriorMetadata
 from schemas.lifecycle import BufferingEnd, BufferingFailed, BufferingStart
+from schemas.messages import ChatMessage
 from schemas.record import BufferedChunk
 
 def pending_reflection(step: Step) -> PendingReflection | None:
@@ -39,7 +40,7 @@ def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
     """Start a buffering cycle when pending tokens crossed the next interval (or at turn end)."""
     resolved = step.resolved
     buffer_tokens = resolved.buffer_tokens
-    if buffer_tokens is None or step.state.flight("buffer") is not None or observer_latched(step) \
+    if buffer_tokens is None or step.flight("buffer") is not None or observer_latched(step) \
             or budget_paused(step):
         return
     pending = step.pending()
@@ -86,8 +87,7 @@ def apply_buffer_result(step: Step, flight: InFlight, result: ObserveResult) -> 
              failed_at=result.completed_at, duration_ms=duration(result),
              tokens_attempted=flight.tokens, error=result.error or "buffering failed")
         return
-    by_id = {m.id: m for m in step.state.window}
-    covered = [by_id[i] for i in flight.message_ids if i in by_id]
+    covered = _still_in_window(step, flight.message_ids)
     if not result.observations.strip():
         return
     text = result.observations
@@ -129,3 +129,19 @@ def apply_buffer_result(step: Step, flight: InFlight, result: ObserveResult) -> 
          observations=result.observations, extracted_values=result.extracted_values,
          extraction_failures=result.extraction_failures, warnings=result.warnings,
          message_ids=list(chunk.message_ids), range=message_range(covered))
+
+
+def _still_in_window(step: Step, ids: tuple[str, ...]) -> list[ChatMessage]:
+    """The messages of ``ids`` still in the window, in the order of ``ids``. Found by a walk back from the
+    window's end that stops once every id is found: a cycle's messages are the newest when its answer
+    comes soon, and the chunks buffered before it fill the older part (a pass over the whole window
+    cost ~20 us a result)."""
+    wanted = set(ids)
+    found: dict[str, ChatMessage] = {}
+    for m in reversed(step.state.window):
+        mid = m.id
+        if mid in wanted:
+            found.setdefault(mid, m)
+            if len(found) == len(wanted):
+                break
+    return [found[i] for i in ids if i in found]

@@ -83,8 +83,8 @@ class Decision(NamedTuple):
 
 
 _inserted = MessageInserted.__pydantic_validator__.validate_python  # MessageInserted(**fields), minus its wrapper
-_OBSERVED_COPY = ("key", "version", "at", "message", "observed")  # the fields an observed copy sets
-_SNAPSHOT = ("key", "version", "at", "record", "threads", "pending_message_tokens", "unobserved_message_ids")
+_OBSERVED_COPY = frozenset({"key", "version", "at", "message", "observed"})  # the fields an observed copy sets
+_SNAPSHOT = frozenset({"key", "version", "at", "record", "threads", "pending_message_tokens", "unobserved_message_ids"})
 
 
 @lru_cache(maxsize=32)
@@ -141,20 +141,23 @@ def decide(state: KeyState | None, event: Event, config: OMConfig) -> Decision:
             return Decision(state=None, deltas=(_deleted(step),))
     except Rejected as exc:
         return Decision(state=None if fresh else state, rejection=Rejection(exc.field, exc.reason))
-    key, version = step.state.key, step.state.version
-    if step.inserted:
-        step.deltas.extend(_inserted({"key": key, "version": version, "at": step.now, "message": m})
-                           for m in step.inserted)
-    if step.frozen:  # one per observed message, the hottest delta: built from the window's messages
-        now = step.now
-        step.deltas.extend(built(MessageInserted, {"schema_version": SCHEMA_VERSION, "kind": "message-inserted",
-                                                   "key": key, "version": version, "at": now, "message": m,
-                                                   "observed": True}, _OBSERVED_COPY)
-                           for m in step.frozen)
+    if step.inserted or step.frozen:
+        _message_deltas(step)
     if step.record_changed:
         step.deltas.append(_snapshot(step))
     step.events.append(status_event(step))
     return Decision(step.state, tuple(step.jobs), tuple(step.events), tuple(step.deltas), dropped=tuple(step.dropped))
+
+
+def _message_deltas(step: Step) -> None:
+    """The rows of the core's own messages, then of the messages observed (final)."""
+    key, version, now = step.state.key, step.state.version, step.now
+    step.deltas.extend(_inserted({"key": key, "version": version, "at": now, "message": m}) for m in step.inserted)
+    # one per observed message, the hottest delta: built from the window's messages
+    step.deltas.extend(built(MessageInserted, {"schema_version": SCHEMA_VERSION, "kind": "message-inserted",
+                                               "key": key, "version": version, "at": now, "message": m,
+                                               "observed": True}, _OBSERVED_COPY)
+                       for m in step.frozen)
 
 
 def _event_time(event: Event, state: KeyState) -> int:
@@ -235,5 +238,5 @@ def _snapshot(step: Step) -> RecordSnapshot:
     return built(RecordSnapshot, {
         "schema_version": SCHEMA_VERSION, "kind": "record-snapshot", "key": state.key, "version": state.version,
         "at": step.now, "record": state.record, "threads": dict(state.threads),
-        "pending_message_tokens": step.pending(), "unobserved_message_ids": [m.id for m in state.window],
+        "pending_message_tokens": step.pending(), "unobserved_message_ids": state.window_ids(),
     }, _SNAPSHOT)

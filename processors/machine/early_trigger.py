@@ -21,6 +21,8 @@ def early_trigger(
     step: Step, activate_after_idle: int | Literal["auto"] | None, activate_on_provider_change: bool
 ) -> Trigger | None:
     """The early trigger for this step, with the details its markers carry, or None."""
+    if activate_after_idle is None and not activate_on_provider_change:
+        return None  # both off (the default, and always for reflection unless opted in): nothing to judge
     state = step.state
     actor, previous = state.actor_model, state.last_model
     if activate_on_provider_change and did_provider_change(actor, previous):

@@ -43,7 +43,7 @@ def plan(step: Step, *, step_zero: bool = False) -> None:
     if step_zero:
         activate_at_turn_start(step)
         maybe_reflect(step)
-    if step.state.flight("reflect-sync") is not None:
+    if step.flight("reflect-sync") is not None:
         step.update(deferred_step=True)  # Mastra's step blocks on a synchronous reflection
     elif step.pending() < step.message_threshold():
         maybe_buffer(step)
@@ -53,14 +53,14 @@ def plan(step: Step, *, step_zero: bool = False) -> None:
 
 
 def _threshold_pipeline(step: Step) -> None:
-    if step.state.flight("buffer") is not None:
+    if step.flight("buffer") is not None:
         step.update(deferred_step=True)
         return
     if activate_at_threshold(step):
         maybe_reflect(step)
     if step.pending() < step.message_threshold():
         return
-    if step.state.flight("observe") is not None:
+    if step.flight("observe") is not None:
         step.update(deferred_step=True)
         return
     if observer_latched(step) or budget_paused(step):

@@ -45,7 +45,7 @@ def maybe_reflect(step: Step) -> None:
     threshold = step.reflection_threshold()
     observed = record.observation_token_count
     activation = resolved.reflection_buffer_activation
-    background = step.state.flight("reflect-background")
+    background = step.flight("reflect-background")
     can_start_background = (
         activation is not None
         and background is None
@@ -57,7 +57,7 @@ def maybe_reflect(step: Step) -> None:
         _start(step, "background")
         return
     trigger = THRESHOLD if observed >= threshold else _early_trigger(step)
-    if trigger is None or step.state.flight("reflect-sync") is not None:
+    if trigger is None or step.flight("reflect-sync") is not None:
         return
     if activation is not None:
         if record.buffered_reflection:

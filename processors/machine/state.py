@@ -89,9 +89,27 @@ class TokenMap(dict[str, int]):
     next event reads it instead of summing the window again (a long window made that sum grow with the
     thread). It is a plain dict to everyone else — equal, serialised and copied as one — and a map read
     back from the changelog is a plain dict: its window is summed once per step until it changes.
+
+    It may also know that its keys are that window's ids in the window's order (``in_order_for``, the
+    window): a map made by appending the newest message to a window whose map knew it, or by taking
+    messages out of one, keeps that order. A record snapshot then lists the window's ids from the map
+    (:meth:`KeyState.window_ids`) instead of reading each message's id through pydantic's attribute hook.
     """
 
-    __slots__ = ("total_for",)  # tuple[tuple[ChatMessage, ...], int], once set
+    __slots__ = ("total_for", "in_order_for")  # tuple[tuple[ChatMessage, ...], int] and the window, once set
+
+
+def in_window_order(tokens: dict[str, int], window: tuple[ChatMessage, ...]) -> bool:
+    """Whether ``tokens``' keys are ``window``'s ids in its order, as known (an empty window's empty map's are)."""
+    return getattr(tokens, "in_order_for", None) is window or (not window and not tokens)
+
+
+def flight_of(flights: tuple[InFlight, ...], kind: InFlightKind) -> InFlight | None:
+    """The cycle of ``kind`` among ``flights`` (at most one is in flight), or None."""
+    for flight in flights:  # a plain loop: asked several times per event, mostly of ()
+        if flight.kind == kind:
+            return flight
+    return None
 
 
 class KeyState(VersionedModel):
@@ -134,10 +152,7 @@ class KeyState(VersionedModel):
     counters: Counters = Field(default_factory=Counters)
 
     def flight(self, kind: InFlightKind) -> InFlight | None:
-        for flight in self.in_flight:  # a plain loop: asked several times per event, mostly of ()
-            if flight.kind == kind:
-                return flight
-        return None
+        return flight_of(self.in_flight, kind)
 
     def find_flight(self, cycle_id: str) -> InFlight | None:
         for flight in self.in_flight:
@@ -156,6 +171,12 @@ class KeyState(VersionedModel):
         if known is not None and known[0] is self.window:
             return known[1]
         return 24 + sum(self.message_tokens.get(m.id, 0) for m in self.window)
+
+    def window_ids(self) -> list[str]:
+        """The window's ids, in its order (its token map's keys when they are known to be them)."""
+        if in_window_order(self.message_tokens, self.window):
+            return list(self.message_tokens)
+        return [m.id for m in self.window]
 
     def chunked_ids(self) -> set[str]:
         return {mid for c in self.record.buffered_chunks for mid in c.message_ids}

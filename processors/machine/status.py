@@ -35,29 +35,40 @@ _SHARED: dict[tuple[Any, ...], Any] = {}
 _SHARED_SIZE = 4096
 
 
-def _shared(key: tuple[Any, ...], fields: Callable[[], dict[str, Any]]) -> Any:
-    """The one validated model ``key[0]`` for the field values ``key[1:]`` list; ``fields`` gives them as
-    the model's dict, asked only on a miss (most events hit)."""
+def _shared(key: tuple[Any, ...], fields: Callable[[tuple[Any, ...]], dict[str, Any]]) -> Any:
+    """The one validated model ``key[0]`` for the field values ``key[1:]`` list; ``fields(key)`` gives them
+    as the model's dict, asked only on a miss (most events hit)."""
     found = _SHARED.get(key)
     if found is None:
         if len(_SHARED) >= _SHARED_SIZE:
             _SHARED.clear()
-        found = _SHARED[key] = key[0].__pydantic_validator__.validate_python(fields())
+        found = _SHARED[key] = key[0].__pydantic_validator__.validate_python(fields(key))
     return found
 
 
-_WINDOW = ("tokens", "threshold")
-_ACTIVE = ("messages", "observations")
-_WINDOWS = ("active", "buffered")
+_WINDOW = frozenset({"tokens", "threshold"})
+_ACTIVE = frozenset({"messages", "observations"})
+_WINDOWS = frozenset({"active", "buffered"})
 _CHUNKS = ("chunks", "message_tokens", "projected_message_removal", "observation_tokens", "status")
 _REFLECTION = ("input_observation_tokens", "observation_tokens", "status")
-_EVENT = ("key", "thread_id", "resource_id", "record_id", "at", "windows", "generation", "applied_through")
+_EVENT = frozenset({"key", "thread_id", "resource_id", "record_id", "at", "windows", "generation", "applied_through"})
+
+
+def _buffered_fields(shape: tuple[Any, ...]) -> dict[str, Any]:
+    return {"observations": dict(zip(_CHUNKS, shape[1:6])), "reflection": dict(zip(_REFLECTION, shape[6:]))}
+
+
+def _window_fields(log: tuple[Any, ...]) -> dict[str, Any]:
+    return {"tokens": log[1], "threshold": log[2]}
 
 
 def status_event(step: Step) -> StatusEvent:
-    """The windows after this step."""
-    state = step.state
-    record = state.record
+    """The windows after this step.
+
+    The state's and the record's fields are read from their field dicts: some fifteen reads an event,
+    each through pydantic's ``__getattr__`` hook as attributes (~5 times a plain object's read)."""
+    state = step.state.__dict__
+    record = state["record"].__dict__
     pending = step.pending()
     figures = step.figures()
     chunks = len(figures.chunk_message_tokens)
@@ -65,25 +76,23 @@ def status_event(step: Step) -> StatusEvent:
     projected = 0 if not chunks or ratio is None else \
         projected_message_removal(figures.chunk_message_tokens, pending, figures.message_threshold, ratio)
     buffering = reflecting = False
-    for flight in state.in_flight:
+    for flight in state["in_flight"]:
         buffering = buffering or flight.kind == "buffer"
         reflecting = reflecting or flight.kind == "reflect-background"
     chunk_tokens = min(figures.chunk_message_total, pending)
     chunk_status = "running" if buffering else ("complete" if chunks else "idle")
-    reflection_status = "running" if reflecting else ("complete" if record.buffered_reflection else "idle")
+    reflection_status = "running" if reflecting else ("complete" if record["buffered_reflection"] else "idle")
     shape = (BufferedWindows, chunks, chunk_tokens, projected, figures.chunk_observation_total, chunk_status,
-             record.buffered_reflection_input_tokens, record.buffered_reflection_tokens, reflection_status)
-    buffered = _shared(shape, lambda: {
-        "observations": dict(zip(_CHUNKS, shape[1:6])), "reflection": dict(zip(_REFLECTION, shape[6:])),
-    })
-    log = (TokenWindow, record.observation_token_count, figures.reflection_threshold)
-    observations = _shared(log, lambda: dict(zip(_WINDOW, log[1:])))
+             record["buffered_reflection_input_tokens"], record["buffered_reflection_tokens"], reflection_status)
+    buffered = _shared(shape, _buffered_fields)
+    observations = _shared((TokenWindow, record["observation_token_count"], figures.reflection_threshold),
+                           _window_fields)
     messages = built(TokenWindow, {"tokens": pending, "threshold": figures.message_threshold}, _WINDOW)
     active = built(ActiveWindows, {"messages": messages, "observations": observations}, _ACTIVE)
     windows = built(StatusWindows, {"active": active, "buffered": buffered}, _WINDOWS)
     return built(StatusEvent, {
-        "schema_version": SCHEMA_VERSION, "key": record.key, "thread_id": record.thread_id,
-        "resource_id": record.resource_id, "record_id": record.id, "at": step.now, "type": "status",
-        "windows": windows, "generation": record.generation, "step_number": None,
-        "applied_through": state.applied_through,
+        "schema_version": SCHEMA_VERSION, "key": record["key"], "thread_id": record["thread_id"],
+        "resource_id": record["resource_id"], "record_id": record["id"], "at": step.now, "type": "status",
+        "windows": windows, "generation": record["generation"], "step_number": None,
+        "applied_through": state["applied_through"],
     }, _EVENT)

@@ -19,19 +19,20 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.machine.record_figures import RecordFigures, record_figures
-from processors.machine.state import LATE_TOLERANCE_MS, InFlight, KeyState, TokenMap, replace
+from processors.machine.state import (
+    LATE_TOLERANCE_MS, InFlight, InFlightKind, KeyState, TokenMap, flight_of, in_window_order, replace,
+)
 from processors.tokens import TokenCounter
 from schemas.deltas import Delta
 from schemas.jobs import ObserveJob, ReflectJob
 from schemas.messages import ChatMessage
-from schemas.record import OMRecord
 
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 class Step:
     __slots__ = ("state", "config", "resolved", "counter", "now", "jobs", "events", "deltas", "inserted", "frozen",
-                 "dropped", "record_changed", "_figures_of", "_figures", "_pending_of", "_pending")
+                 "dropped", "record_changed", "_fields", "_fields_set", "_figures", "_pending")
 
     def __init__(self, state: KeyState, config: OMConfig, counter: TokenCounter, now: int) -> None:
         self.state = state
@@ -46,20 +47,28 @@ class Step:
         self.frozen: list[ChatMessage] = []  # observed as they are now (their row is final)
         self.dropped: list[str] = []  # ids taken nowhere (late): the stored row is to hide
         self.record_changed = False
-        self._figures_of: OMRecord | None = None  # the record ``_figures`` are for
-        self._figures: RecordFigures | None = None
-        self._pending_of: tuple[object, object] = ((), {})  # the (window, token map) ``_pending`` is for
-        self._pending = 0
+        self._fields = state.__dict__  # the copy's field dict and set fields, which :meth:`write` changes
+        self._fields_set = state.__pydantic_fields_set__
+        self._figures: RecordFigures | None = None  # of the record now; None once a write replaced it
+        self._pending: int | None = None  # of the window and token map now; None once a write replaced either
 
     # --- state updates -------------------------------------------------------------------------
     def update(self, **changes: Any) -> None:
         self.write(changes)
 
     def write(self, changes: dict[str, Any]) -> None:
-        """:meth:`update` with the changes in a dict of the caller's (which it may not reuse)."""
-        state = self.state
-        state.__dict__.update(changes)
-        state.__pydantic_fields_set__.update(changes)
+        """:meth:`update` with the changes in a dict of the caller's (which it may not reuse).
+
+        Every change of the step's state passes here, so here the figures and the pending count the
+        step remembers are forgotten when what they are computed from is replaced (they were asked
+        ~12 times an event, each asking the state whether its record, window or map was still the same:
+        a model's attribute read costs ~5 times a plain object's, through pydantic's ``__getattr__`` hook)."""
+        self._fields.update(changes)
+        self._fields_set.update(changes)
+        if "record" in changes:
+            self._figures = None
+        if "window" in changes or "message_tokens" in changes:
+            self._pending = None
 
     def update_record(self, **changes: Any) -> None:
         changes.setdefault("updated_at", self.now)
@@ -81,17 +90,19 @@ class Step:
         self.update(in_flight=kept, applied_cycles=applied)
 
     def set_window(self, window: tuple[ChatMessage, ...], tokens: TokenMap, pending: int,
-                   changes: dict[str, Any]) -> None:
+                   changes: dict[str, Any], *, in_order: bool = False) -> None:
         """A new window and its new token map, whose total ``pending`` the caller knows (kept on the map
         for later steps, and here for this one), written with the further ``changes`` (the caller's dict,
-        which it may not reuse)."""
+        which it may not reuse); ``in_order`` when the caller knows the map's keys are the window's ids in
+        its order (:class:`TokenMap`)."""
         if not window:
             pending = 0
         tokens.total_for = (window, pending)
-        self._pending_of, self._pending = (window, tokens), pending
+        tokens.in_order_for = window if in_order else None
         changes["window"] = window
         changes["message_tokens"] = tokens
         self.write(changes)
+        self._pending = pending
 
     def remove_from_window(self, *groups: Collection[str]) -> list[list[ChatMessage]]:
         """Take observed messages out of the window in one pass, one list per group of ids (in window
@@ -124,12 +135,18 @@ class Step:
         tokens = TokenMap(old_tokens)  # a copy in C, then one pop per id, order kept
         for m in gone:
             tokens.pop(m.id, None)
-        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), {"observed": observed})
+        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), {"observed": observed},
+                        in_order=in_window_order(old_tokens, state.window))
         for group in removed:
             self.frozen.extend(group)
         return removed
 
     # --- derived values ------------------------------------------------------------------------
+    def flight(self, kind: InFlightKind) -> InFlight | None:
+        """:meth:`KeyState.flight` of the state now, asked ~5 times a step: read from its field dict (a
+        method and a field of a model are each read through pydantic's ``__getattr__`` hook)."""
+        return flight_of(self._fields["in_flight"], kind)
+
     def next_cycle_id(self, prefix: str) -> str:
         """A deterministic cycle id (Mastra's shapes, e.g. ``buffer-obs-<ms>-<9 base36>``).
 
@@ -156,21 +173,18 @@ class Step:
 
     def figures(self) -> RecordFigures:
         """The thresholds and chunk totals of the record now (:mod:`processors.machine.record_figures`)."""
-        record = self.state.record
-        if record is not self._figures_of:
-            self._figures = record_figures(record, self.config)
-            self._figures_of = record
-        return self._figures  # type: ignore[return-value]
+        figures = self._figures
+        if figures is None:
+            figures = self._figures = record_figures(self.state.record, self.config)
+        return figures
 
     def pending(self) -> int:
         """Tokens of the unobserved window now (known to its token map: :meth:`KeyState.pending_tokens`,
-        and remembered here while the window and its token map are the same objects)."""
-        state = self.state
-        of = self._pending_of
-        if state.window is not of[0] or state.message_tokens is not of[1]:
-            self._pending = state.pending_tokens()
-            self._pending_of = (state.window, state.message_tokens)
-        return self._pending
+        and remembered here until a write replaces the window or its token map)."""
+        pending = self._pending
+        if pending is None:
+            pending = self._pending = self.state.pending_tokens()
+        return pending
 
     def message_tokens(self, messages: list[ChatMessage]) -> int:
         """Mastra's ``countMessages`` over a subset of the window, from the per-message cache."""
