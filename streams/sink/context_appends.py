@@ -201,12 +201,14 @@ def _append(row: list[Any], windows: Windows, messages: list[Sequence[Any]], hid
     among the window's is not certain (a shared time). Linear in the batch when its messages are
     later than their windows' and not in them yet (:meth:`Windows.append`), else in window and batch."""
     threads, speaking, lists = set(row[_MESSAGE_THREADS]), set(row[_SPEAKING]), windows.lists
-    gone = {(m[_THREAD], m[_ID]) for m in hidden}
+    gone: dict[str, set[str]] = {}  # thread → ids hidden from its window
     for m in hidden:
         threads.add(m[_THREAD])
         if m[_ROLE] != "system":
             speaking.add(m[_THREAD])
-        lists[m[_THREAD]] = [w for w in lists.get(m[_THREAD], []) if (m[_THREAD], w["id"]) not in gone]
+        gone.setdefault(m[_THREAD], set()).add(m[_ID])
+    for thread, ids in gone.items():  # one pass a thread, not one a hidden message (an activation hides ~100)
+        lists[thread] = [w for w in lists.get(thread, []) if w["id"] not in ids]
     by_thread: dict[str, list[Sequence[Any]]] = {}
     ids_by_thread: dict[str, list[str]] = {}  # system ones too: a window's copy of one is dropped
     for m in messages:
