@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from processors.config import OMConfig
@@ -59,3 +61,27 @@ class Driver:
             self.feed(message(f"{prefix}{i}", start + i * step, role=role))
             if answer:
                 self.answer_all()
+
+
+def mixed_arrivals(d: Driver, seed: int, count: int = 300) -> Iterator[int]:
+    """Feed ``d`` ``count`` messages in a seeded mix — an id sent again with other text (perhaps still
+    unobserved), a late one between earlier messages, a new one — answering every job about half the
+    time; yields each step's index once its message is in."""
+    rng = random.Random(seed)
+    ids: list[str] = []
+    for i in range(count):
+        roll = rng.random()
+        if roll < 0.15 and ids:
+            mid = rng.choice(ids)
+            event = message(mid, T0 + i * MINUTE, text=words(rng.randint(5, 200), f"x{i}"))
+        elif roll < 0.3:
+            mid = f"late{i}"
+            event = message(mid, T0 + (i - rng.randint(1, 5)) * MINUTE + 1)
+        else:
+            mid = f"m{i}"
+            event = message(mid, T0 + i * MINUTE, role=rng.choice(["user", "assistant"]))
+        ids.append(mid)
+        d.feed(event)
+        if rng.random() < 0.5:
+            d.answer_all()
+        yield i
