@@ -87,7 +87,7 @@ def encode_state(state: KeyState, idle: str = "") -> bytes:
     """The slim state record of ``state``; ``idle``: the idle schedule's hint."""
     kept = set()  # collections the slim state holds itself
     chains = {"window": [state.window[-1].id, len(state.window)]} if state.window else {}
-    if not state.message_tokens.keys() <= set(map(_ID, state.window)):
+    if not state.tokens_only_of_window():  # most often known from the core's map, not a pass over the window
         kept.add("message_tokens")
     for field, (_, ident, _, _) in CHAINS.items():
         items = _chained(state, field)

@@ -178,6 +178,12 @@ class KeyState(VersionedModel):
             return list(self.message_tokens)
         return [m.id for m in self.window]
 
+    def tokens_only_of_window(self) -> bool:
+        """Whether every token count is a window message's (its map known to be the window's ids in
+        order, or else checked against them)."""
+        tokens, window = self.message_tokens, self.window
+        return in_window_order(tokens, window) or tokens.keys() <= {m.id for m in window}
+
     def chunked_ids(self) -> set[str]:
         return {mid for c in self.record.buffered_chunks for mid in c.message_ids}
 
