@@ -45,4 +45,3 @@ def literal_starts(*alternatives: str) -> tuple[str, ...]:
             raise ValueError(f"{alternative!r} has no literal start")
         starts.append(literal.lower())
     return tuple(starts)
-

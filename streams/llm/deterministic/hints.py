@@ -91,7 +91,6 @@ def _may_request(text: str) -> bool:
     return "?" in text or may_match(text, _WANT_NEEDLES) or _REQUEST.match(text) is not None
 
 
-
 def _suggested_response(entries: list[Entry]) -> str:
     spoken = [e for e in entries if e.title in ("User", "Assistant")]
     if not spoken:
