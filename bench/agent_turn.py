@@ -35,7 +35,7 @@ from aiokafka import AIOKafkaProducer
 
 from bench.corpus import WORDS
 from bench.stats import percentile, summary
-from bench.worker import BOOTSTRAP, cpu_seconds, drop_topics, settled
+from bench.worker import BOOTSTRAP, children_cpu_seconds, cpu_seconds, drop_topics, settled
 from schemas.messages import ChatMessage, TextPart
 from streams.harness.workers import WorkerProcess
 from streams.sdk import OMClient
@@ -155,6 +155,7 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
                 samples: list[float] = []
                 prefix = f"c{level}{'o' if own else 'w'}{uuid.uuid4().hex[:4]}"
                 cpu0, wall0 = cpu_seconds(handle.proc.pid), time.perf_counter()
+                model0 = children_cpu_seconds(handle.proc.pid)
                 async with OMClient(settings, scope="thread", token=TOKEN, reader_url=reader_url) as client:
                     for first in range(0, threads, level):
                         await asyncio.gather(*(_conversation(client, prefix, t, turns, own, samples)
@@ -164,10 +165,12 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
                 # its cost too, and must not land in the next phase's figures: wait until it is done
                 await settled([handle.proc.pid])
                 cpu = cpu_seconds(handle.proc.pid) - cpu0
+                model = children_cpu_seconds(handle.proc.pid) - model0
                 p99, base99 = percentile(samples, 99), percentile(base, 99)
                 label = "send + context (own writes)" if own else "send + context (wait)      "
                 print(f"  {label}  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "
-                      f"worker CPU {cpu * 1000 / len(samples):5.1f} ms/turn   {len(samples) / wall:6.1f} turns/s")
+                      f"worker CPU {cpu * 1000 / len(samples):5.1f} ms/turn (+ model {model * 1000 / len(samples):4.1f})   "
+                      f"{len(samples) / wall:6.1f} turns/s")
                 built = [(f"{prefix}-{t}", f"user-{t}") for t in range(threads)]
         await _reads(reader_url, handle.proc.pid, built, list(read_levels))
     finally:

@@ -26,7 +26,7 @@ from aiokafka import AIOKafkaProducer
 
 from bench.corpus import messages
 from bench.stats import percentile, summary
-from bench.worker import BOOTSTRAP, Arrivals, cpu_seconds, keyed, running_worker
+from bench.worker import BOOTSTRAP, Arrivals, children_cpu_seconds, cpu_seconds, keyed, running_worker
 from streams.services.errors import ServiceError
 from streams.services.kafka import LocalKafkaBroker
 from streams.services.kafka_topics import create_topics
@@ -97,9 +97,11 @@ async def main(rate: float, seconds: float, threads: int) -> None:
             others = {"broker": local_broker_pid(), "bench client": os.getpid()}
             counted = {**pids, **{name: pid for name, pid in others.items() if pid is not None}}
             cpu0 = {name: cpu_seconds(pid) for name, pid in counted.items()}
+            model0 = sum(children_cpu_seconds(pid) for pid in pids.values())
             sent = await paced(topics.messages, keyed(batch), [m.id for m in batch], rate)
             last = await arrivals.wait_all(sent, deadline_s=300)
             spent = {name: cpu_seconds(pid) - cpu0[name] for name, pid in counted.items()}
+            spent["offline model"] = sum(children_cpu_seconds(pid) for pid in pids.values()) - model0
             cpu = sum(spent[role] for role in pids)
         measured = [(arrivals.at[n] - sent[n]) * 1000 for n in sent]
         kept_up = count / (last - min(sent.values()))

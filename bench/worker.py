@@ -84,6 +84,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children_cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process's children so far: the live ones' (the worker's offline model
+    processes, streams/llm/deterministic/answer_pool.py) and the ended ones it waited for."""
+    own = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    total = (int(own[13]) + int(own[14])) / os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended while listed
+            continue
+        if int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 async def settled(pids: list[int], idle_share: float = 0.1, window_s: float = 0.5, deadline_s: float = 90.0) -> None:
     """Wait until every process is idle (under ``idle_share`` of a core over ``window_s``): what a
     worker does once as it starts (importing the model library, first queries) is not a figure."""

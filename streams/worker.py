@@ -20,6 +20,7 @@ from streams import gc_tuning, logs, tracing
 from streams.app import Role, build_app
 from streams.group_predecessor import claim_slot, leave_for_predecessor, members_dir
 from streams.internal_topics import ensure_internal_topics
+from streams.llm.deterministic import offline
 from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
@@ -82,6 +83,8 @@ def run_worker(role: Role = "all") -> None:
         tracing.start(role=role)  # off unless OTEL_* asks for it (streams/tracing/settings.py)
     except tracing.TracingConfigError as error:
         raise SystemExit(f"om: bad configuration: {error}") from None
+    if role != "processor":
+        offline.answer_in_processes(settings.offline_model_processes)
     settings = asyncio.run(prepare_broker(settings, role))
     app = build_app(settings, config, role)
     # a predecessor killed -9 leaves now, not a session later (streams/group_predecessor.py)

@@ -15,16 +15,19 @@ Rules this file keeps:
   only when one is raised), so the client's retries classify them as they would a provider's.
 * **Off the event loop**: the string rules take milliseconds on a long prompt; they run in a
   thread, as a provider's answer comes over a socket, so the worker's loop (fold, sink) goes on.
+  In a worker they run in child processes (:func:`answer_in_processes`), off its interpreter lock too.
 * Nothing here imports litellm at module level.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from streams.llm.deterministic import echo
+from streams.llm.deterministic.answer_pool import AnswerPool
 from streams.llm.deterministic.faults import DEGENERATE_TEXT, EMPTY_TEXT, MALFORMED_TEXT, FaultCounter, FaultPlan, parse_model
 from streams.llm.deterministic.observe import observe
 from streams.llm.deterministic.read import judge, read
@@ -34,18 +37,21 @@ from streams.llm.models import OFFLINE_PROVIDER
 
 PROVIDER = OFFLINE_PROVIDER
 FAULTS = FaultCounter()
+_POOL: AnswerPool | None = None
 
 
-def prepare(model: str, messages: list, optional_params: dict[str, Any]) -> tuple[FaultPlan, str]:
+def prepare(model: str, messages: list, optional_params: dict[str, Any],
+            answerer: Callable[[str, list, dict[str, Any] | None], str] | None = None) -> tuple[FaultPlan, str]:
     """``model`` without the provider prefix (``observer?fail=429&times=2``): its fault plan, and the
-    answer's text; raises the plan's error when it fails this call."""
+    answer's text (:func:`answer`'s, or ``answerer``'s: the worker's child processes); raises the
+    plan's error when it fails this call."""
     plan = parse_model(model, optional_params.get("om_deterministic"))
     if FAULTS.should_fail(model, plan):
         failure = _failure(plan, model)
         if isinstance(failure, Exception):
             raise failure
         return plan, failure
-    return plan, answer(plan.role, messages, optional_params.get("response_format"))
+    return plan, (answerer or answer)(plan.role, messages, optional_params.get("response_format"))
 
 
 def answer(role: str, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> str:
@@ -100,9 +106,19 @@ async def complete(*, model: str, messages: list, response_format: dict[str, Any
     return Reply([_Choice(_Message(text))], _Usage(*token_counts(text, messages)), model)
 
 
+def answer_in_processes(size: int) -> None:
+    """From now on the answers are made in up to ``size`` child processes (0: in the caller's threads):
+    what ``om run`` does for a worker that calls models (streams/llm/deterministic/answer_pool.py)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL.close()
+    _POOL = AnswerPool(size) if size > 0 else None
+
+
 async def answered(model: str, messages: list, optional_params: dict[str, Any]) -> str:
     """:func:`prepare` in a thread, then the plan's latency: the answer's text (or the plan's error)."""
-    plan, text = await asyncio.to_thread(prepare, model, messages, optional_params)
+    plan, text = await asyncio.to_thread(prepare, model, messages, optional_params,
+                                         _POOL.answer if _POOL is not None else None)
     await asyncio.sleep(plan.wait_s([text_of(m) for m in messages]))
     return text
 
