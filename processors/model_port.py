@@ -8,6 +8,7 @@ free of IO imports while still being an ``async`` pipeline.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -66,6 +67,12 @@ class TokenCounter(Protocol):
     def count_string(self, text: str) -> int: ...
 
     def count_observations(self, text: str) -> int: ...
+
+    def count_observation_lines(self, text: str) -> int: ...
+
+    def count_lines(self, lines: Sequence[str]) -> list[int]: ...
+
+    def count_joined(self, lines: Sequence[str]) -> int: ...
 
 
 def default_counter() -> TokenCounter:

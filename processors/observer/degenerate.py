@@ -16,7 +16,9 @@ that repeats an earlier line of the same answer character for character says not
 dropped, with a warning. Short lines (a sub-note's ``-> ok`` under two parents) are kept: their
 meaning is their place. Our rule, not Mastra's.
 
-The keys of all meaningful lines are made in one pass over the lines joined by newlines, not three
+A line's key is remembered (up to ``KEYS_MEMO_CHARS`` characters of lines, then the memo starts
+again): a Reflector's answer repeats most of the log it was given, at every compression level. The
+keys of the lines not remembered are made in one pass over them joined by newlines, not three
 passes per line: no mask can match a newline (``_TIMES`` spaces an "am"/"pm" within the line), so
 the joined text's masks are each line's; and where no month's name is in the text, only the
 alternatives that start with a digit are tried (tests/unit/observer/test_observer_lookaheads.py).
@@ -48,6 +50,9 @@ _DIGITS_FIRST = re.compile(_DIGIT_TIMES)
 left starts with a digit, which the engine skips to (a quarter of the scan)."""
 _NUMBERS = re.compile(r"\d+")
 _MARKERS = ("\U0001F534", "\U0001F7E1", "\U0001F7E2", "\u2705")
+KEYS_MEMO_CHARS = 8_000_000
+_KEYS: dict[str, str] = {}
+_KEYS_CHARS = 0
 
 
 def truncate_long_lines(text: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -91,9 +96,23 @@ def _repeat_share(lines: list[str]) -> float:
 
 def loop_keys(lines: list[str]) -> list[str]:
     """Each line (no newline in it) as a loop sees it: times and dates masked, markers dropped,
-    case and spacing folded."""
-    if not lines:
-        return []
+    case and spacing folded. A line's key is remembered (a Reflector's candidates and the Observer's
+    answers repeat the log's lines); the lines not remembered are keyed together in one pass."""
+    found = {line: _KEYS.get(line) for line in lines}  # read once: another thread may empty the memo
+    missing = [line for line, key in found.items() if key is None]
+    if missing:
+        global _KEYS_CHARS
+        fresh = dict(zip(missing, _keys_in_one_pass(missing)))
+        found.update(fresh)
+        if _KEYS_CHARS > KEYS_MEMO_CHARS:
+            _KEYS.clear()
+            _KEYS_CHARS = 0
+        _KEYS.update(fresh)
+        _KEYS_CHARS += sum(map(len, missing))
+    return [found[line] for line in lines]  # type: ignore[misc]
+
+
+def _keys_in_one_pass(lines: list[str]) -> list[str]:
     text = "\n".join(line.strip() for line in lines).lower()
     for marker in _MARKERS:
         text = text.replace(marker, "")

@@ -4,6 +4,11 @@ Mastra 1.31.0 leaves this helper unwired; we wire it. Over budget, the newest li
 a tail, plus up to as many older *important* lines (🔴 or ✅, newest first) as the tail has;
 each hidden run becomes ``[N observations truncated here]`` (a run of one keeps its line). Among
 the candidates that fit, the one with the most important lines wins, then the longest tail.
+
+Every count here is of lines (``count_lines``, ``count_joined``): the counter remembers each line's
+count, and the log shown to each Observer call is mostly the lines of the call before (replaying the
+Observer calls of 10 threads x 2,000 messages, counting each line afresh was two thirds of the
+worker's CPU per call).
 """
 
 from __future__ import annotations
@@ -42,10 +47,10 @@ def bound_observations(
         return text, False
     if budget <= 0:
         return "", True
-    if counter.count_string(text) <= budget:
-        return text, False
     lines = text.split("\n")
-    cost = [counter.count_string(line) + 1 for line in lines]
+    if counter.count_joined(lines) <= budget:
+        return text, False
+    cost = [count + 1 for count in counter.count_lines(lines)]
     marker_cost = counter.count_string("[999 observations truncated here]") + 1
     important_all = [i for i, line in enumerate(lines) if _is_important(line)]
     suffix = list(accumulate(reversed(cost)))
@@ -65,14 +70,14 @@ def bound_observations(
         return "", True
     keep, tail = best
     candidate = _assemble(lines, tail, keep)
-    while tail > 0 and counter.count_string(candidate) > budget:
+    while tail > 0 and counter.count_joined(candidate) > budget:
         tail -= 1
         keep = min(keep, tail)
         candidate = _assemble(lines, tail, keep)
-    return candidate, True
+    return "\n".join(candidate), True
 
 
-def _assemble(lines: list[str], tail: int, keep: int) -> str:
+def _assemble(lines: list[str], tail: int, keep: int) -> list[str]:
     split = len(lines) - tail
     important = [i for i in range(split - 1, -1, -1) if _is_important(lines[i])][:keep]
     shown = set(important) | set(range(split, len(lines)))
@@ -85,7 +90,7 @@ def _assemble(lines: list[str], tail: int, keep: int) -> str:
         else:
             hidden.append(index)
     _flush(out, hidden, lines)
-    return "\n".join(out)
+    return out
 
 
 def _flush(out: list[str], hidden: list[int], lines: list[str]) -> None:

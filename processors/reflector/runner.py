@@ -33,7 +33,7 @@ async def run_reflector(
     background = request.mode is ReflectorMode.BACKGROUND
     total = request.observation_token_count
     if total is None:
-        total = counter.count_observations(request.observations)
+        total = counter.count_observation_lines(request.observations)
     if request.target_tokens is not None:
         text, input_tokens = request.observations, total
         line_count, target = len(request.observations.split("\n")), request.target_tokens
@@ -45,7 +45,7 @@ async def run_reflector(
         line_count, target = len(request.observations.split("\n")), settings.observation_tokens
     outcome = ReflectorOutcome(input_token_count=input_tokens, reflected_line_count=line_count, target=target)
     try:
-        model = resolve_model(settings.model, counter.count_observations(text))
+        model = resolve_model(settings.model, counter.count_observation_lines(text))
     except ValueError as exc:
         outcome.error = str(exc)
         return outcome
@@ -80,7 +80,7 @@ async def run_reflector(
         return Attempt(parse_reflector_answer(reply.text, inline), reply.usage, reply.attempts)
 
     try:
-        result = await climb(generate, counter.count_observations, start=level0, target=target,
+        result = await climb(generate, counter.count_observation_lines, start=level0, target=target,
                              input_is_empty=not text.strip())
     except (ModelCallError, ReflectionFailed) as exc:
         outcome.usage, outcome.attempts = getattr(exc, "usage", outcome.usage), getattr(exc, "attempts", 0)

@@ -50,6 +50,18 @@ class TokenCounter(Protocol):
         """``count_observations("\\n\\n".join(paragraphs))``."""
         ...
 
+    def count_observation_lines(self, text: str) -> int:
+        """:meth:`count_observations`, through the remembered counts of the text's lines."""
+        ...
+
+    def count_lines(self, lines: Sequence[str]) -> list[int]:
+        """Each line's :meth:`count_string` (remembered by line)."""
+        ...
+
+    def count_joined(self, lines: Sequence[str]) -> int:
+        """``count_string("\\n".join(lines))``."""
+        ...
+
     def count_message(self, msg: ChatMessage) -> int:
         """Payload plus the per-message overhead, rounded as Mastra rounds."""
         ...

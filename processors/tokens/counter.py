@@ -11,7 +11,8 @@ accounting serves all of them. Estimates are remembered in an LRU owned by the c
 are shared event payloads and are never written to. Observation texts are remembered too: a
 buffered reflection is counted when it arrives and again as the head of the generation it starts,
 and an estimator whose runs never cross whitespace (tokenx) counts paragraphs joined by a blank
-line as the sum of their counts (:meth:`MessageTokenCounter.count_paragraphs`), exactly.
+line, or lines joined by a newline, as the sum of their counts (:meth:`MessageTokenCounter.count_paragraphs`,
+:meth:`MessageTokenCounter.count_joined`), exactly.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ _CALL_STATES = frozenset({"call", "partial-call", "approval-requested"})
 _DENIED_FALLBACK = "Tool call was not approved by the user"
 _ERROR_FALLBACK = "Tool execution failed"
 _EMPTY_RESULT = "[empty result]"
+LINE_MEMO_CHARS = 8_000_000
 
 
 class MessageTokenCounter:
@@ -69,6 +71,8 @@ class MessageTokenCounter:
         self.model_context = model_context or ModelContext()
         self.estimate_cache = cache or EstimateCache()
         self._role_tokens: dict[str, int] = {}
+        self._line_counts: dict[str, int] = {}
+        self._line_chars = 0
         # Attachment estimates depend on the model, so their cache kind names it.
         self._attachment_kind_suffix = f"@{self.model_context.provider}/{self.model_context.model_id}"
 
@@ -77,6 +81,38 @@ class MessageTokenCounter:
 
     def count_observations(self, text: str) -> int:
         return self._cached("observations", text) if text else 0
+
+    def count_observation_lines(self, text: str) -> int:
+        """:meth:`count_observations`, from the text's lines' remembered counts where a text is not
+        remembered whole: for a log made mostly of lines counted before (a Reflector's input and its
+        candidates repeat the lines that every Observer call's bound counted)."""
+        if not text:
+            return 0
+        return self.estimate_cache.get_or_compute("observations", text, lambda: self.count_joined(text.split("\n")))
+
+    def count_lines(self, lines: Sequence[str]) -> list[int]:
+        """Each line's :meth:`count_string`, remembered by line: an Observer call bounds the prior log
+        line by line (spec §5.2), and a log's lines are the same from one call to the next. At most
+        ``LINE_MEMO_CHARS`` characters of lines are remembered (then the memo starts again)."""
+        memo = self._line_counts
+        counts = []
+        for line in lines:
+            count = memo.get(line)
+            if count is None:
+                if self._line_chars > LINE_MEMO_CHARS:
+                    memo.clear()
+                    self._line_chars = 0
+                count = memo[line] = self.count_string(line)
+                self._line_chars += len(line)
+            counts.append(count)
+        return counts
+
+    def count_joined(self, lines: Sequence[str]) -> int:
+        """``count_string("\n".join(lines))``: the sum of the lines' remembered counts when the string
+        counter splits on whitespace (no run spans a newline)."""
+        if self._splits_on_whitespace:
+            return sum(self.count_lines(lines))
+        return self.count_string("\n".join(lines))
 
     def count_paragraphs(self, paragraphs: Sequence[str]) -> int:
         """``count_observations("\\n\\n".join(paragraphs))``, from the paragraphs' own counts when the
