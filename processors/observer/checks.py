@@ -4,14 +4,14 @@ Missing markers are reported as warnings on the parsed result, never as a reject
 observation without its 🔴 is still worth more than no observation.
 
 Items are searched for relative dates only when the log holds a word they cannot be written
-without (processors/needles.py).
+without (processors/text/needles.py).
 """
 
 from __future__ import annotations
 
 import re
 
-from processors.needles import may_match
+from processors.text.needles import may_match
 
 PRIORITY_MARKERS = ("🔴", "🟡", "🟢", "✅")
 _DATE_HEADER = re.compile(r"^\s*Date:\s+[A-Z][a-z]{2,8}\s+\d{1,2},\s+\d{4}\b")

@@ -16,8 +16,8 @@ that repeats an earlier line of the same answer character for character says not
 dropped, with a warning. Short lines (a sub-note's ``-> ok`` under two parents) are kept: their
 meaning is their place. Our rule, not Mastra's.
 
-A line's key is remembered (up to ``KEYS_MEMO_CHARS`` characters of lines, then the memo starts
-again): a Reflector's answer repeats most of the log it was given, at every compression level. The
+A line's key is remembered (processors/text/line_memo.py): a Reflector's answer repeats most of the log
+it was given, at every compression level. The
 keys of the lines not remembered are made in one pass over them joined by newlines, not three
 passes per line: no mask can match a newline (``_TIMES`` spaces an "am"/"pm" within the line), so
 the joined text's masks are each line's; and where no month's name is in the text, only the
@@ -27,6 +27,8 @@ alternatives that start with a digit are tried (tests/unit/observer/test_observe
 from __future__ import annotations
 
 import re
+
+from processors.text.line_memo import LineMemo
 
 MAX_LINE_CHARS = 10_000
 TRUNCATION_SUFFIX = " … [truncated]"
@@ -50,9 +52,6 @@ _DIGITS_FIRST = re.compile(_DIGIT_TIMES)
 left starts with a digit, which the engine skips to (a quarter of the scan)."""
 _NUMBERS = re.compile(r"\d+")
 _MARKERS = ("\U0001F534", "\U0001F7E1", "\U0001F7E2", "\u2705")
-KEYS_MEMO_CHARS = 8_000_000
-_KEYS: dict[str, str] = {}
-_KEYS_CHARS = 0
 
 
 def truncate_long_lines(text: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -66,14 +65,14 @@ def is_degenerate(text: str) -> bool:
     if len(text) < _MIN_TEXT_CHARS:
         return False
     lines = [line.strip() for line in text.split("\n")]
-    keys = loop_keys([line for line in lines if len(line) >= _MEANINGFUL_LINE])
-    joined = "\n".join(keys)
+    entries = _loop_entries([line for line in lines if len(line) >= _MEANINGFUL_LINE])
+    keys = [key for key, _ in entries]
     if len(keys) >= _MIN_MEANINGFUL_LINES:
         if _repeat_share(keys) > _LINE_REPEAT_RATIO:
             return True
-        if _repeat_share(_NUMBERS.sub("#", joined).split("\n")) > _NUMBERS_REPEAT_RATIO:
+        if _repeat_share([numbers_masked for _, numbers_masked in entries]) > _NUMBERS_REPEAT_RATIO:
             return True
-    return _windows_repeat(joined)
+    return _windows_repeat("\n".join(keys))
 
 
 def drop_repeated_lines(text: str) -> tuple[str, int]:
@@ -96,20 +95,15 @@ def _repeat_share(lines: list[str]) -> float:
 
 def loop_keys(lines: list[str]) -> list[str]:
     """Each line (no newline in it) as a loop sees it: times and dates masked, markers dropped,
-    case and spacing folded. A line's key is remembered (a Reflector's candidates and the Observer's
-    answers repeat the log's lines); the lines not remembered are keyed together in one pass."""
-    found = {line: _KEYS.get(line) for line in lines}  # read once: another thread may empty the memo
-    missing = [line for line, key in found.items() if key is None]
-    if missing:
-        global _KEYS_CHARS
-        fresh = dict(zip(missing, _keys_in_one_pass(missing)))
-        found.update(fresh)
-        if _KEYS_CHARS > KEYS_MEMO_CHARS:
-            _KEYS.clear()
-            _KEYS_CHARS = 0
-        _KEYS.update(fresh)
-        _KEYS_CHARS += sum(map(len, missing))
-    return [found[line] for line in lines]  # type: ignore[misc]
+    case and spacing folded."""
+    return [key for key, _ in _loop_entries(lines)]
+
+
+def _entries_in_one_pass(lines: list[str]) -> list[tuple[str, str]]:
+    """Each line's loop key, and the key with its numbers masked too, made over the lines joined
+    (no mask matches a newline)."""
+    keys = _keys_in_one_pass(lines)
+    return list(zip(keys, _NUMBERS.sub("#", "\n".join(keys)).split("\n")))
 
 
 def _keys_in_one_pass(lines: list[str]) -> list[str]:
@@ -118,6 +112,10 @@ def _keys_in_one_pass(lines: list[str]) -> list[str]:
         text = text.replace(marker, "")
     times = _TIMES if any(month in text for month in _MONTHS) else _DIGITS_FIRST
     return [" ".join(line.split()) for line in times.sub("#", text).split("\n")]
+
+
+_loop_entries = LineMemo(_entries_in_one_pass)
+"""Each line's (loop key, loop key with numbers masked), remembered by line."""
 
 
 def _windows_repeat(text: str) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 from pydantic.alias_generators import to_camel
 
+from processors.text.line_memo import LineMemo
 from processors.tokens.attachments import ModelContext, estimate_attachment
 from processors.tokens.estimate_cache import EstimateCache, client_estimate
 from processors.tokens.js_compat import js_round
@@ -50,7 +51,6 @@ _CALL_STATES = frozenset({"call", "partial-call", "approval-requested"})
 _DENIED_FALLBACK = "Tool call was not approved by the user"
 _ERROR_FALLBACK = "Tool execution failed"
 _EMPTY_RESULT = "[empty result]"
-LINE_MEMO_CHARS = 8_000_000
 
 
 class MessageTokenCounter:
@@ -71,8 +71,7 @@ class MessageTokenCounter:
         self.model_context = model_context or ModelContext()
         self.estimate_cache = cache or EstimateCache()
         self._role_tokens: dict[str, int] = {}
-        self._line_counts: dict[str, int] = {}
-        self._line_chars = 0
+        self._line_counts: LineMemo[int] = LineMemo(lambda lines: [self.count_string(line) for line in lines])
         # Attachment estimates depend on the model, so their cache kind names it.
         self._attachment_kind_suffix = f"@{self.model_context.provider}/{self.model_context.model_id}"
 
@@ -91,21 +90,10 @@ class MessageTokenCounter:
         return self.estimate_cache.get_or_compute("observations", text, lambda: self.count_joined(text.split("\n")))
 
     def count_lines(self, lines: Sequence[str]) -> list[int]:
-        """Each line's :meth:`count_string`, remembered by line: an Observer call bounds the prior log
-        line by line (spec §5.2), and a log's lines are the same from one call to the next. At most
-        ``LINE_MEMO_CHARS`` characters of lines are remembered (then the memo starts again)."""
-        memo = self._line_counts
-        counts = []
-        for line in lines:
-            count = memo.get(line)
-            if count is None:
-                if self._line_chars > LINE_MEMO_CHARS:
-                    memo.clear()
-                    self._line_chars = 0
-                count = memo[line] = self.count_string(line)
-                self._line_chars += len(line)
-            counts.append(count)
-        return counts
+        """Each line's :meth:`count_string`, remembered by line (processors/text/line_memo.py): an Observer
+        call bounds the prior log line by line (spec §5.2), and a log's lines are the same from one
+        call to the next."""
+        return self._line_counts(lines)
 
     def count_joined(self, lines: Sequence[str]) -> int:
         """``count_string("\n".join(lines))``: the sum of the lines' remembered counts when the string

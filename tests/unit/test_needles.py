@@ -1,4 +1,4 @@
-"""processors/needles.py: the folding is IGNORECASE's for every code point, and each pattern that
+"""processors/text/needles.py: the folding is IGNORECASE's for every code point, and each pattern that
 is passed by a search for its needles cannot match a text without them (generated texts, with
 the characters case folding treats specially), so skipping its scan changes no answer."""
 
@@ -10,7 +10,7 @@ import string
 
 import pytest
 
-from processors.needles import folded, literal_starts, may_match
+from processors.text.needles import folded, literal_starts, may_match
 from processors.observer import checks
 from streams.llm.deterministic import hints, observe, relative_dates
 

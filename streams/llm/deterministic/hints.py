@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from processors.needles import literal_starts, may_match
+from processors.text.needles import literal_starts, may_match
 from streams.llm.deterministic.clauses import (
     content_words,
     one_of,
@@ -87,7 +87,7 @@ def _request(sentence: str) -> tuple[str, bool]:
 def _may_request(text: str) -> bool:
     """False only when :data:`_REQUEST` finds nothing: its "?" alternative needs a "?", its "^"
     alternatives match at the start or nowhere, and its other one needs one of its words — the
-    pattern is scanned across the text only when one of those may match (processors/needles.py)."""
+    pattern is scanned across the text only when one of those may match (processors/text/needles.py)."""
     return "?" in text or may_match(text, _WANT_NEEDLES) or _REQUEST.match(text) is not None
 
 

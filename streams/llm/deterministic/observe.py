@@ -16,7 +16,7 @@ rules can, and the same prompt always yields the same answer.
 * What a sentence is and how it reads (:func:`reading`, :func:`wording`) depend on the sentence
   alone and are remembered; only what depends on the memory (is it new, what a change replaces)
   is worked out again each call.
-* A done, decided or chosen pattern is scanned only where one of its words is (processors/needles.py).
+* A done, decided or chosen pattern is scanned only where one of its words is (processors/text/needles.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from processors.needles import literal_starts, may_match
+from processors.text.needles import literal_starts, may_match
 from streams.llm.deterministic.clauses import (
     CODE,
     compact,
@@ -55,7 +55,7 @@ _SWITCH_TO = re.compile(rf"\b{_SWITCH_WORDS} to ([A-ZÀ-Ý][\w'’-]+)")
 _CANCEL = re.compile(r"\bcancell?ed ([A-ZÀ-Ý][\w'’-]+)")
 _DECIDED = ("chose", "decided", "picked", "go with", r"switch\w*", "changed my mind", "instead of")
 _DECISION = re.compile(rf"^let'?s go with\b|\b{one_of(*_DECIDED)}\b", re.IGNORECASE)
-_DONE_NEEDLES = literal_starts(*_DONE_WORDS)  # words each pattern cannot match without: processors/needles.py
+_DONE_NEEDLES = literal_starts(*_DONE_WORDS)  # words each pattern cannot match without: processors/text/needles.py
 _CHOSE_NEEDLES = literal_starts(*_CHOSE_WORDS)
 _DECISION_NEEDLES = literal_starts(*_DECIDED)  # "let's go with" holds "go with"
 _RECAP = re.compile(r"^(?:noted|updated|got it|great|perfect|wonderful|design decisions so far|so far|to recap)\b"

@@ -10,7 +10,7 @@ Rules kept here:
   day; "last <weekday>" the most recent one before it.
 * Exact days are written "(meaning Mon D, YYYY)"; spans that only locate a time roughly ("last week",
   "last month") are written "(estimated …)", the way the Observer is asked to.
-* A text without a word some rule needs is passed by string searches (processors/needles.py).
+* A text without a word some rule needs is passed by string searches (processors/text/needles.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from processors.needles import may_match
+from processors.text.needles import may_match
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY = "(" + "|".join(_WEEKDAYS) + ")"
@@ -82,7 +82,7 @@ _NEEDLES = ("day", "tonight", "this ", "tomorrow", "last ", "next week")
 _WEEKS = re.compile(r"\d week", re.I)
 """A rule cannot match without one of :data:`_NEEDLES` (every weekday, "today", "yesterday" and "in
 3 days" hold "day") or a number of weeks: a text without them is passed by string searches and a
-scan for digits, not by :data:`_ANY` (processors/needles.py)."""
+scan for digits, not by :data:`_ANY` (processors/text/needles.py)."""
 
 
 def resolve(text: str, day: date) -> Resolved | None:

@@ -55,7 +55,7 @@ def _loop_key_before(line: str) -> str:
 
 def test_the_loop_keys_of_many_lines_are_each_line_s_key() -> None:
     lines = [part for line in _lines() for part in line.split("\n")]
-    degenerate._KEYS.clear()  # keyed in one pass each, not remembered
+    degenerate._loop_entries.clear()  # keyed in one pass each, not remembered
     for start in range(0, len(lines), 97):
         some = lines[start : start + 97]
         assert degenerate.loop_keys(some) == [_loop_key_before(line) for line in some]
@@ -64,7 +64,7 @@ def test_the_loop_keys_of_many_lines_are_each_line_s_key() -> None:
         assert degenerate.loop_keys(some) == [_loop_key_before(line) for line in some]
     monthless = [line for line in lines if not any(month in line.lower() for month in degenerate._MONTHS)]
     assert len(monthless) > 1000
-    degenerate._KEYS.clear()  # so these go through the digits-only pattern
+    degenerate._loop_entries.clear()  # so these go through the digits-only pattern
     for start in range(0, len(monthless), 97):
         some = monthless[start : start + 97]
         assert degenerate.loop_keys(some) == [_loop_key_before(line) for line in some]

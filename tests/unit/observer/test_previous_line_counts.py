@@ -14,7 +14,6 @@ import pytest
 from processors.observer import previous
 from processors.observer.previous import bound_observations
 from processors.tokens import get_counter
-from processors.tokens.counter import MessageTokenCounter
 
 PIECES = ["* 🔴 (09:02) User is Maya", "✅ booked Memmo, MPR-1", "- -> 3.14 ok", "naïve café — déjà vu",
           "日本語のテキスト", "x?y? ¿qué?", "tabs\tand  spaces", "\u00a0nbsp\u2003em space", "", " ", "1234567890123",
@@ -82,12 +81,21 @@ def test_joined_lines_count_as_their_text(name: str) -> None:
         assert counter.count_observation_lines(text) == counter.count_string(text)
 
 
-def test_the_line_memo_starts_again_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    from processors.tokens import counter as counter_module
+def test_a_line_memo_starts_again_past_its_bound() -> None:
+    from processors.text.line_memo import LineMemo
     from processors.tokens.tokenx import estimate_token_count
 
-    monkeypatch.setattr(counter_module, "LINE_MEMO_CHARS", 100)
-    counter = MessageTokenCounter("tokenx", estimate_token_count, splits_on_whitespace=True)
+    computed: list[str] = []
+
+    def count(lines: list[str]) -> list[int]:
+        computed.extend(lines)
+        return [estimate_token_count(line) for line in lines]
+
+    memo = LineMemo(count, max_chars=100)
     lines = [f"line number {i} of a long log" for i in range(50)]
-    assert counter.count_lines(lines) == [estimate_token_count(line) for line in lines]
-    assert len(counter._line_counts) < 10 and counter._line_chars <= 100 + len(lines[-1])
+    assert memo(lines + lines[:3]) == [estimate_token_count(line) for line in lines + lines[:3]]
+    assert computed == lines  # each line once, the repeats from the memo
+    assert memo(lines[-2:]) == [estimate_token_count(line) for line in lines[-2:]] and computed == lines
+    for i in range(50):
+        memo([f"another line {i} of the log"])
+    assert len(memo) < 10  # started again, several times
