@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import faust
@@ -133,6 +134,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     fence = asyncio.Lock()
     shutdown = CallShutdown()
     app.om_call_shutdown = shutdown  # type: ignore[attr-defined]  # the worker calls begin() on SIGTERM
+    app.om_awaited = _awaited_by_nobody  # type: ignore[attr-defined]  # the embedded reader's waits (streams/embedded.py)
     pace = CommitPace(settings.commit_interval_ms / 1000)
     _install_commit_fence(app, settings, fence, shutdown, pace)
     _install_metrics_page(app)
@@ -146,6 +148,10 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient.from_settings(settings, config),
                             fence, shutdown, pace)
     return app
+
+
+def _awaited_by_nobody(keys: Iterable[str]) -> bool:
+    return False
 
 
 def _install_metrics_page(app: faust.App) -> None:
@@ -252,8 +258,10 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                     await stream.ack(event)
                 for record in records:  # acked in order and all at once: the guard may expect them committed
                     guard.acked(record.topic, record.partition, record.offset)
-                # nothing waiting behind this batch: commit it now, not an interval later (streams/commit_pace.py)
-                pace.ask(drained=stream.channel.queue.empty())
+                # nothing waiting behind this batch, or a caller waiting to read it: commit it now, not an
+                # interval later (streams/commit_pace.py)
+                pace.ask(drained=stream.channel.queue.empty(),
+                         awaited=app.om_awaited(record.key.decode() for record in records if record.key))
 
     @app.timer(interval=settings.idle_check_seconds, on_leader=False)
     async def idle_ticks() -> None:

@@ -13,6 +13,11 @@ status and rows became visible to read_committed consumers (the sink, the SDK's 
   once. A quiet worker, or one that keeps up with a trickle of agent turns, pays one commit per
   batch, and commits that find more asked work behind them follow at once (group commit: the
   records asked for while a commit runs go in the next one).
+* **Awaited: commit now.** In the embedded worker the reader knows which lookup keys a caller waits
+  on (``context(wait_for_message_id=…)``, streams/reader/fold_watch.py); a batch that folded one of
+  them is committed at once even while input waits, so a waiting agent's turn is not held for the
+  interval behind other agents' messages. Commits under such load come once per batch, and the
+  batches grow by what arrives while one commits (bench 8, 32 agents waiting).
 * **Busy: at most once per interval.** While input keeps waiting, asked work is committed once the
   last commit of asked work is an interval old, so a loaded worker's transactions stay large and its
   commits no more frequent than the interval. The committer sleeps until exactly that moment: asked
@@ -47,11 +52,12 @@ class CommitPace:
         self._drained = False  # some asker since the last commit had nothing more waiting
         self._asked = asyncio.Event()
 
-    def ask(self, drained: bool = False) -> None:
-        """Acknowledged work waits for a commit; ``drained``: its asker has no input waiting, so the
-        commit need not wait for the interval."""
+    def ask(self, drained: bool = False, awaited: bool = False) -> None:
+        """Acknowledged work waits for a commit; ``drained``: its asker has no input waiting, and
+        ``awaited``: a caller waits to read what it folded; either way the commit need not wait for
+        the interval."""
         self._pending = True
-        self._drained = self._drained or drained
+        self._drained = self._drained or drained or awaited
         self._asked.set()
 
     def due(self) -> bool:

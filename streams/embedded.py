@@ -52,6 +52,7 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
         reads = ReaderLoop()  # the reader answers on its own thread, not behind the worker's loop
         running["reads"] = reads
         folds = FoldWatch(reads.loop)  # the sink wakes its read-your-writes waits
+        app.om_awaited = folds.awaits_any  # type: ignore[attr-defined]  # a batch someone waits on commits at once
 
         def announce(rows: Sequence[Sequence[Any]]) -> None:
             cache.written(rows)

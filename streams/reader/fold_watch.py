@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from streams.reader.fold_memory import FoldMemory, Load
@@ -103,6 +103,14 @@ class FoldWatch:
                 waits.discard(wait)
                 if not waits:
                     del self._waits[awaited.key]
+
+    def awaits_any(self, keys: Iterable[str]) -> bool:
+        """Whether a caller waits on one of these lookup keys (asked by the processor after a batch,
+        from the worker's loop: a batch someone waits on is committed at once, streams/commit_pace.py)."""
+        if not self._waits:  # a glance without the lock: a wait registered just after it waits as before,
+            return False     # at most the commit interval
+        with self._lock:
+            return any(key in self._waits for key in keys)
 
     def stored(self, events: Sequence[Sequence[Any]]) -> None:
         """The sink wrote the context rows that show these ``om_events`` rows, and inserts them next

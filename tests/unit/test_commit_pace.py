@@ -114,3 +114,19 @@ def test_the_committer_sleeps_until_asked_work_is_due_not_a_tick_later() -> None
     assert pace.due()
     clock.now += 1.0
     assert pace.wake_in() == 0.0, "overdue: at once"
+
+
+def test_under_load_a_batch_someone_waits_on_commits_at_once() -> None:
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    pace.ask()
+    pace.committing()
+    clock.now += 1 / 256
+    pace.ask()  # input still waiting behind it, nobody reading it: the interval holds
+    assert not pace.due()
+    pace.ask(awaited=True)  # a caller waits to read this batch's key
+    assert pace.due()
+    pace.committing()
+    clock.now += 1 / 256
+    pace.ask()
+    assert not pace.due(), "the next batch nobody waits on waits for the interval again"

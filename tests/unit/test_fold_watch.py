@@ -83,3 +83,12 @@ async def test_a_finished_wait_leaves_nothing_behind() -> None:
         pass
     watch.stored([event()])  # no waiter: nothing handed to the loop
     assert not watch._waits
+
+
+async def test_the_processor_learns_which_keys_a_caller_waits_on() -> None:
+    watch = FoldWatch(asyncio.get_running_loop())
+    assert not watch.awaits_any(["thread:t"])
+    with watch.watching(MINE):
+        assert watch.awaits_any(["thread:other", "thread:t"])
+        assert not watch.awaits_any(["thread:other"]) and not watch.awaits_any([])
+    assert not watch.awaits_any(["thread:t"]), "a wait that ended is forgotten"
