@@ -77,3 +77,17 @@ def test_sentences_split_as_before() -> None:
     for text in texts:
         assert clauses.sentences(text) == _sentences_before(text), text
         assert clauses._SPLIT.split(text) == SPLIT_BEFORE.split(text), text
+
+
+def test_a_texts_words_and_specifics_put_together_from_its_lines_are_the_texts() -> None:
+    """What the offline Observer's memory learns from a whole log is assembled from its lines' words
+    and specifics (streams/llm/deterministic/observe.py ``Memory.learn``): the same sets, including
+    a log whose first space comes late (names count only after it) and lines that start with names."""
+    texts = _texts()
+    rng = random.Random(17)
+    logs = ["\n".join(rng.sample(texts, rng.randint(1, 12))) for _ in range(1500)]
+    logs += ["Maya\nMemmo booked MPR-1", "\nPrado Lumiares", "Date:\nÉlan ×Y at 10:02", "Zoë’s\n\nO'Neil 3.5",
+             "no capitals\nPrado AB12", "MPR-1"]
+    for log in logs:
+        assert clauses.content_words_by_line(log) == clauses.content_words(log), log
+        assert clauses.lower_specifics_by_line(log) == {s.lower() for s in clauses.specifics(log)}, log

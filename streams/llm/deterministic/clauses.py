@@ -196,6 +196,38 @@ def specifics(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text)) | frozenset(CODE.findall(text)) | names
 
 
+def content_words_by_line(text: str) -> frozenset[str]:
+    """:func:`content_words` of ``text``, from its lines' (each remembered): a whole previous log, new
+    at every call, is mostly lines seen before (a word never spans a newline)."""
+    return frozenset().union(*map(content_words, text.split("\n")))
+
+
+def lower_specifics_by_line(text: str) -> frozenset[str]:
+    """:func:`specifics` of ``text``, lower-cased, from its lines' (each remembered): numbers and codes
+    line by line (none spans a newline), names only in what follows the text's first space, as
+    :func:`specifics` finds them."""
+    parts = list(map(_line_numbers_and_codes, text.split("\n")))
+    _, space, rest = text.partition(" ")
+    if space:
+        parts.extend(map(_line_names, rest.split("\n")))
+    return frozenset().union(*parts)
+
+
+@remembered(65_536)
+def _line_numbers_and_codes(line: str) -> frozenset[str]:
+    found = _NUMBER.findall(line)
+    if _may_have_capitals(line):
+        found += CODE.findall(line)
+    return frozenset(s.lower() for s in found)
+
+
+@remembered(65_536)
+def _line_names(line: str) -> frozenset[str]:
+    if not _may_have_capitals(line):
+        return frozenset()
+    return frozenset(lower for name in _NAME.findall(line) if (lower := name.lower()) not in STOPWORDS)
+
+
 def _may_have_capitals(text: str) -> bool:
     """False only when ``text`` holds no letter of ``[A-ZÀ-Ý]``, which a name and a code start
     with: each of them but × (U+00D7) is changed by ``lower()`` (a cheap pass, where a character

@@ -15,7 +15,9 @@ rules can, and the same prompt always yields the same answer.
 * Clauses of one message with the same priority share one note, joined by "; ".
 * What a sentence is and how it reads (:func:`reading`, :func:`wording`) depend on the sentence
   alone and are remembered; only what depends on the memory (is it new, what a change replaces)
-  is worked out again each call.
+  is worked out again each call. What the memory learns from a text is put together from its
+  lines' words and specifics, each line's remembered: the previous log is new text at every call,
+  but mostly the lines of the call before.
 * A done, decided or chosen pattern is scanned only where one of its words is (processors/text/needles.py).
 """
 
@@ -30,6 +32,8 @@ from streams.llm.deterministic.clauses import (
     CODE,
     compact,
     content_words,
+    content_words_by_line,
+    lower_specifics_by_line,
     one_of,
     remembered,
     sentences,
@@ -76,8 +80,8 @@ class Memory:
     def learn(self, text: str, *, references: bool = False) -> None:
         """Codes belong to the names beside them in what the user said (``references``: a user
         message) or in a note about the user."""
-        self.words |= content_words(text)
-        self.facts |= _lower_facts(text)
+        self.words |= content_words_by_line(text)
+        self.facts |= lower_specifics_by_line(text)
         for line in text.split("\n"):
             chosen, coded = _line_refs(line, references)
             self.chosen.extend(name for name in chosen if name not in self.chosen)
