@@ -88,11 +88,14 @@ def _compress_days(days: list[Day], level: int) -> list[Day]:
 
 def _merge_days(days: list[Day]) -> list[Day]:
     merged: dict[str, Day] = {}
+    rendered: dict[str, set[str]] = {}  # a merged day's notes, rendered: kept as it grows
     for day in days:
         into = merged.setdefault(day.header, Day(day.header, bare=day.bare))
+        seen = rendered.setdefault(day.header, set())
         into.bare = into.bare and day.bare
-        seen = {note.render() for note in into.notes}
-        into.notes.extend(n for n in day.notes if n.render() not in seen)
+        fresh = [(n, text) for n in day.notes if (text := n.render()) not in seen]
+        into.notes.extend(n for n, _ in fresh)
+        seen.update(text for _, text in fresh)
     return list(merged.values())
 
 
@@ -204,12 +207,21 @@ def _drop_redundant(days: list[Day]) -> None:
     outlast 🟡, which outlasts 🟢), says every word and specific of it. Words spread over several
     clauses do not count, nor does a note a later pass drops first: "Tomás is allergic to shellfish"
     is not repeated by "mentioned the allergy" and "no shellfish, please", nor by the assistant's
-    🟡 "mention Tomás's shellfish allergy"."""
-    clauses = [(note, c, content_words(c), specifics(c)) for day in days for note in day.notes for c in note.clauses]
-    for note, clause, words, facts in clauses:
-        if len(note.clauses) > 1 and any(
-                c is not clause and _lasting(n) <= _lasting(note) and words <= w and facts <= f
-                and c in n.clauses for n, c, w, f in clauses):
+    🟡 "mention Tomás's shellfish allergy". Only the clauses that say the clause's rarest word can
+    cover it: those are the ones compared."""
+    clauses = [(note, c, content_words(c), specifics(c), _lasting(note))
+               for day in days for note in day.notes for c in note.clauses]
+    holding: dict[str, list[int]] = {}  # a word -> the clauses that say it (a covering clause says them all)
+    for n, (_, _, words, _, _) in enumerate(clauses):
+        for word in words:
+            holding.setdefault(word, []).append(n)
+    everyone = range(len(clauses))
+    for note, clause, words, facts, lasting in clauses:
+        if len(note.clauses) < 2:
+            continue
+        candidates = min((holding[word] for word in words), key=len) if words else everyone
+        if any(c is not clause and last <= lasting and words <= w and facts <= f and c in n.clauses
+               for n, c, w, f, last in map(clauses.__getitem__, candidates)):
             note.clauses.remove(clause)
 
 
