@@ -134,7 +134,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     fence = asyncio.Lock()
     shutdown = CallShutdown()
     app.om_call_shutdown = shutdown  # type: ignore[attr-defined]  # the worker calls begin() on SIGTERM
-    app.om_awaited = _awaited_by_nobody  # type: ignore[attr-defined]  # the embedded reader's waits (streams/embedded.py)
+    app.om_awaited = _awaited_by_nobody  # type: ignore[attr-defined]  # the embedded reader's waits (streams/embedded_storage.py)
     pace = CommitPace(settings.commit_interval_ms / 1000)
     _install_commit_fence(app, settings, fence, shutdown, pace)
     _install_metrics_page(app)

@@ -14,7 +14,7 @@ Rules this module keeps:
   delta the fold encoded to them (the schemas round-trip exactly: tests/unit/test_schema_round_trips.py).
   An event's payload column is then the record's bytes, which are its encoding.
 * **Nothing is kept that no one takes**: off unless this process runs the sink
-  (:func:`streams.embedded.install` turns it on); with the roles split or a ClickHouse server the
+  (:func:`streams.embedded_storage.start` turns it on); with the roles split or a ClickHouse server the
   sink is another process and the fold leaves nothing.
 * **Bounded**: at most ``capacity`` records, the oldest pushed out first. A record the sink never
   reads (an aborted transaction's) only waits to be pushed out; one pushed out before the sink

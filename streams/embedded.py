@@ -4,41 +4,28 @@ chDB lets one process open a data directory, so on a laptop (``chdb://`` DSN) th
 applies the migrations, materialises the topics and serves the reader's HTTP API itself. With a
 ClickHouse server (``http(s)://``) these run as separate processes (``om sink``, ``om reader
 serve``) and this module stays out of the way.
+
+What runs is in :mod:`streams.embedded_storage`, imported once the worker runs, in a thread: its
+imports (chDB, the sink, the reader: ~0.4 s) are not paid before the worker's first fold, so a
+restarted worker folds again that much sooner (issue 20 item 4; bench 2b).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Sequence
-from dataclasses import replace
+import importlib
 from typing import Any
 
 import faust
 
 from processors.config import OMConfig
-from streams.clickhouse import connect
-from streams.decoded import DECODED
-from streams.migrate import apply_migrations
-from streams.reader.context_cache import ContextCache
-from streams.reader.fold_watch import FoldWatch
-from streams.reader.serve import ReaderLoop, start_reader
-from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
-from streams.sink.main import sink_options
-from streams.sink.service import Sink
-from streams.topics import Topics
 
-log = logging.getLogger(__name__)
+STORAGE = "streams.embedded_storage"
 
 
 def is_embedded(settings: Settings) -> bool:
     return settings.clickhouse_dsn.startswith("chdb:")
-
-
-def _restart_on_sink_failure(error: BaseException) -> None:
-    """The worker owns the chDB directory, so only a restart of the whole worker restarts the sink."""
-    restart_in_place("om.embedded.sink_failed", error=error_name(error))
 
 
 def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
@@ -46,48 +33,10 @@ def install(app: faust.App, settings: Settings, config: OMConfig) -> None:
 
     @app.task
     async def start_storage() -> None:
-        client = await asyncio.to_thread(connect, settings.clickhouse_dsn)
-        applied = await asyncio.to_thread(apply_migrations, client)
-        cache = ContextCache()  # this sink is the directory's only writer: it feeds the reader's cache
-        reads = ReaderLoop()  # the reader answers on its own thread, not behind the worker's loop
-        running["reads"] = reads
-        folds = FoldWatch(reads.loop)  # the sink wakes its read-your-writes waits
-        app.om_awaited = folds.awaits_any  # type: ignore[attr-defined]  # a batch someone waits on commits at once
-
-        def announce(rows: Sequence[Sequence[Any]]) -> None:
-            cache.written(rows)
-            folds.rows_written(rows)
-
-        def landing(rows: Sequence[Sequence[Any]]) -> None:  # before their insert (streams/sink/writer.py)
-            cache.landing(rows)
-            folds.rows_written(rows)
-
-        # one engine, three handles: a batch's start and the reader's calls never wait for an insert
-        starts = await asyncio.to_thread(connect, settings.clickhouse_dsn, handle="sink-starts")
-        reading = await asyncio.to_thread(connect, settings.clickhouse_dsn, handle="reader")
-        sink = Sink(client, settings.kafka_bootstrap, Topics.for_prefix(settings.topic_prefix),
-                    replace(sink_options(settings), announce=announce, landing=landing, stored=folds.stored,
-                            withdraw=cache.forget, starts=starts,
-                            gather_ms=settings.sink_gather_ms))  # its reader has the rows before their insert
-        await sink.start(on_failure=_restart_on_sink_failure)
-        running["sink"] = sink
-        DECODED.on = True  # the fold leaves what it decodes and encodes for this sink (streams/decoded.py)
-        sink_loop = asyncio.get_running_loop()
-
-        async def landed() -> None:  # the reader's loop asks the sink's (streams/sink/landings.py)
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sink.landings.landed(), sink_loop))
-
-        running["reader"] = await reads.run(start_reader(reading, settings, config, cache, folds, landed))
-        log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
-                                             "reader_port": settings.reader_port})
+        storage = await asyncio.to_thread(importlib.import_module, STORAGE)
+        await storage.start(app, settings, config, running)
 
     @app.on_before_shutdown.connect
     async def stop_storage(app: faust.App, **_: Any) -> None:
-        if "reader" in running:
-            await running["reads"].run(running.pop("reader").cleanup())
-        if "reads" in running:
-            running.pop("reads").close()
-        if "sink" in running:
-            DECODED.on = False
-            DECODED.clear()
-            await running.pop("sink").stop()
+        if running:
+            await importlib.import_module(STORAGE).stop(running)

@@ -5,7 +5,7 @@ whole process ``exec``s itself (same pid, same arguments): state is rebuilt from
 changelog, inputs are re-read from the committed offsets, and whatever the failed transaction held
 is aborted by the new producers' fencing. Used when commits stall (streams/stall_guard.py), when a
 produce inside a transaction is not confirmed (streams/app.py), and when the embedded sink's task
-dies (streams/embedded.py) — a dead task must never sit idle in its consumer group.
+dies (streams/embedded_storage.py) — a dead task must never sit idle in its consumer group.
 
 The log line names the cause, never record contents.
 """

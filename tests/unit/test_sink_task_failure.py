@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from streams import embedded
+from streams import embedded_storage
 from streams.sink import service
 from streams.sink.service import Sink
 from streams.topics import Topics
@@ -40,6 +40,6 @@ async def test_the_failure_that_ends_the_loop_reaches_the_host(monkeypatch: pyte
 
 def test_the_embedded_worker_restarts_in_place_when_its_sink_dies(monkeypatch: pytest.MonkeyPatch) -> None:
     restarts: list[tuple[str, dict]] = []
-    monkeypatch.setattr(embedded, "restart_in_place", lambda event, **details: restarts.append((event, details)))
-    embedded._restart_on_sink_failure(RuntimeError("secret message text"))
+    monkeypatch.setattr(embedded_storage, "restart_in_place", lambda event, **details: restarts.append((event, details)))
+    embedded_storage._restart_on_sink_failure(RuntimeError("secret message text"))
     assert restarts == [("om.embedded.sink_failed", {"error": "RuntimeError"})], "the cause, never the text"
