@@ -83,7 +83,7 @@ def run_worker(role: Role = "all") -> None:
         tracing.start(role=role)  # off unless OTEL_* asks for it (streams/tracing/settings.py)
     except tracing.TracingConfigError as error:
         raise SystemExit(f"om: bad configuration: {error}") from None
-    if role != "processor":
+    if role == "all":  # off the interpreter lock the fold shares; an llm role has nothing else to run
         offline.answer_in_processes(settings.offline_model_processes)
     settings = asyncio.run(prepare_broker(settings, role))
     app = build_app(settings, config, role)

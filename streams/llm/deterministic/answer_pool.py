@@ -1,10 +1,12 @@
 """The offline model's answers made in child processes, as a provider makes them outside the worker.
 
-A worker that runs the LLM agent (``om run``, roles ``all`` and ``llm``) answers ``om-deterministic/…``
-calls here (``OM_OFFLINE_MODEL_PROCESSES``, default 2; 0 keeps them in the worker's threads). The
-string rules take milliseconds of CPU on a long prompt; in a thread they held the interpreter lock
-that the worker's fold, sink and reader wait for (at 1,000 msgs/s, ~28 % of the one worker's lock
-time, bench/RESULTS.md section 2). Rules this file keeps:
+A worker that runs both the processor and the LLM agent (``om run``, role ``all``) answers
+``om-deterministic/…`` calls here (``OM_OFFLINE_MODEL_PROCESSES``, default 2; 0 keeps them in the
+worker's threads). The string rules take milliseconds of CPU on a long prompt; in a thread they held
+the interpreter lock that the worker's fold, sink and reader wait for (at 1,000 msgs/s, ~28 % of the
+one worker's lock time, bench/RESULTS.md section 2). An ``llm`` role has nothing else to run: there
+the children would only add the requests' encoding (at 1,000 msgs/s the roles split kept up with
+792-836 msgs/s with them, 862-863 without), so it answers in its threads. Rules this file keeps:
 
 * **The same answers**: a child runs :func:`streams.llm.deterministic.offline.answer`, a pure function
   of the request; fault plans are counted in the worker (offline.py), never here.

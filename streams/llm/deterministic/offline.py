@@ -15,7 +15,8 @@ Rules this file keeps:
   only when one is raised), so the client's retries classify them as they would a provider's.
 * **Off the event loop**: the string rules take milliseconds on a long prompt; they run in a
   thread, as a provider's answer comes over a socket, so the worker's loop (fold, sink) goes on.
-  In a worker they run in child processes (:func:`answer_in_processes`), off its interpreter lock too.
+  In a worker of both roles they run in child processes (:func:`answer_in_processes`), off its
+  interpreter lock too.
 * Nothing here imports litellm at module level.
 """
 
@@ -108,7 +109,7 @@ async def complete(*, model: str, messages: list, response_format: dict[str, Any
 
 def answer_in_processes(size: int) -> None:
     """From now on the answers are made in up to ``size`` child processes (0: in the caller's threads):
-    what ``om run`` does for a worker that calls models (streams/llm/deterministic/answer_pool.py)."""
+    what ``om run`` does for a worker of both roles (streams/llm/deterministic/answer_pool.py)."""
     global _POOL
     if _POOL is not None:
         _POOL.close()
