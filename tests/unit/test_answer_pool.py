@@ -82,10 +82,21 @@ def test_a_child_that_dies_fails_its_call_as_a_dropped_connection_and_the_next_c
 
 
 def test_a_failing_answer_names_the_exception_not_the_prompt(pool: AnswerPool) -> None:
-    with pytest.raises(OfflineModelError) as raised:
-        pool.answer("observer", [{"role": "user", "content": "my secret"}], {"type": "json_schema"})
-    assert "secret" not in str(raised.value) and "failed" in str(raised.value)
-    assert pool.answer(*CALLS[1]) == offline.answer(*CALLS[1])  # the child lives on
+    for _ in range(3):
+        with pytest.raises(OfflineModelError) as raised:
+            pool.answer("observer", [{"role": "user", "content": "my secret"}], {"type": "json_schema"})
+        assert "secret" not in str(raised.value) and "failed" in str(raised.value)
+    [pid] = pool.pids  # the one child answered each failure and lives on: none leaked, none started again
+    assert pool.answer(*CALLS[1]) == offline.answer(*CALLS[1]) and pool.pids == [pid]
+
+
+def test_a_closed_pool_refuses_calls_as_a_dropped_connection(pool: AnswerPool) -> None:
+    pool.answer(*CALLS[1])
+    [pid] = pool.pids
+    pool.close()
+    assert _deadline(lambda: not _alive(pid))
+    with pytest.raises(ConnectionError, match="closed"):
+        pool.answer(*CALLS[1])
 
 
 def test_a_child_ends_with_its_worker_even_after_a_kill_9() -> None:

@@ -41,19 +41,17 @@ class _Child:
     def __init__(self) -> None:
         self.process = subprocess.Popen(CHILD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True)
 
-    def ask(self, request: bytes) -> str:
+    def ask(self, request: bytes) -> dict[str, str]:
+        """The child's reply to one request: ``{"text": …}`` or ``{"error": …}``."""
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             write_frame(self.process.stdin, request)
             body = read_frame(self.process.stdout)
-        except OSError as error:  # a broken pipe: the child ended
+        except (OSError, ValueError) as error:  # a broken pipe (the child ended), or one closed meanwhile
             raise ConnectionError(f"the offline model's process ended ({error.__class__.__name__})") from None
         if body is None:
             raise ConnectionError(f"the offline model's process ended (exit code {self.process.poll()})")
-        reply = orjson.loads(body)
-        if "error" in reply:
-            raise OfflineModelError(f"the offline model failed: {reply['error']}")
-        return reply["text"]
+        return orjson.loads(body)
 
     def close(self) -> None:
         for pipe in (self.process.stdin, self.process.stdout):
@@ -83,12 +81,14 @@ class AnswerPool:
         with self._busy:
             child = self._take()
             try:
-                text = child.ask(request)
-            except ConnectionError:
+                reply = child.ask(request)
+            except BaseException:  # mid-request: what is left in its pipes is unknown
                 self._drop(child)
                 raise
-            self._idle.put(child)
-            return text
+            self._idle.put(child)  # a whole reply read: ready for the next
+        if "error" in reply:
+            raise OfflineModelError(f"the offline model failed: {reply['error']}")
+        return reply["text"]
 
     def close(self) -> None:
         """Ends every child (the worker's exit does too: their stdin ends)."""
@@ -104,6 +104,8 @@ class AnswerPool:
             return [child.process.pid for child in self._children]
 
     def _take(self) -> _Child:
+        if self._closed:
+            raise ConnectionError("the offline model's processes are closed")
         try:
             return self._idle.get_nowait()
         except queue.Empty:
