@@ -12,10 +12,11 @@ messages they count, and are safe to share between threads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Protocol
 
+from processors.text.line_memo import LineMemo
 from processors.tokens.attachments import ModelContext
 from processors.tokens.bpe_offline import BPE_ENCODINGS, TokenizerFilesMissing, load_encoding
 from processors.tokens.counter import TOKENS_PER_CONVERSATION, TOKENS_PER_MESSAGE, MessageTokenCounter
@@ -85,19 +86,31 @@ def get_counter(name: str = "tokenx", model_context: str | None = None) -> Token
 
 @lru_cache(maxsize=64)
 def _shared_counter(name: str, model_context: str | None) -> MessageTokenCounter:
+    return MessageTokenCounter(name, _string_counter(name), ModelContext.parse(model_context), _shared_cache(name),
+                               splits_on_whitespace=name == "tokenx",  # tokenx prices runs between spaces
+                               line_counts=_shared_line_counts(name))
+
+
+@lru_cache(maxsize=None)
+def _string_counter(name: str) -> Callable[[str], int]:
     if name == "tokenx":
-        count = estimate_token_count
-    else:
-        encode = load_encoding(name).encode_ordinary
+        return estimate_token_count
+    encode = load_encoding(name).encode_ordinary
 
-        def count(text: str) -> int:
-            return len(encode(text))
+    def count(text: str) -> int:
+        return len(encode(text))
 
-    return MessageTokenCounter(name, count, ModelContext.parse(model_context), _shared_cache(name),
-                               splits_on_whitespace=name == "tokenx")  # tokenx prices runs between spaces
+    return count
 
 
 @lru_cache(maxsize=None)
 def _shared_cache(name: str) -> EstimateCache:
     """One LRU per string counter: text estimates do not depend on the actor model."""
     return EstimateCache()
+
+
+@lru_cache(maxsize=None)
+def _shared_line_counts(name: str) -> LineMemo[int]:
+    """One line memo per string counter too (whatever the actor model), so it is bounded once."""
+    count = _string_counter(name)
+    return LineMemo(lambda lines: [count(line) if line else 0 for line in lines])

@@ -64,6 +64,7 @@ class MessageTokenCounter:
         cache: EstimateCache | None = None,
         *,
         splits_on_whitespace: bool = False,
+        line_counts: LineMemo[int] | None = None,
     ) -> None:
         self.name = name
         self._count = count_string
@@ -71,7 +72,8 @@ class MessageTokenCounter:
         self.model_context = model_context or ModelContext()
         self.estimate_cache = cache or EstimateCache()
         self._role_tokens: dict[str, int] = {}
-        self._line_counts: LineMemo[int] = LineMemo(lambda lines: [self.count_string(line) for line in lines])
+        self._line_counts: LineMemo[int] = (LineMemo(lambda lines: [self.count_string(x) for x in lines])
+                                             if line_counts is None else line_counts)
         # Attachment estimates depend on the model, so their cache kind names it.
         self._attachment_kind_suffix = f"@{self.model_context.provider}/{self.model_context.model_id}"
 

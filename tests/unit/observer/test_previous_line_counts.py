@@ -99,3 +99,14 @@ def test_a_line_memo_starts_again_past_its_bound() -> None:
     for i in range(50):
         memo([f"another line {i} of the log"])
     assert len(memo) < 10  # started again, several times
+
+
+def test_counters_of_one_string_counter_share_one_line_memo() -> None:
+    """Line counts do not depend on the actor model: one bounded memo per string counter, however many
+    model contexts a worker's configs name."""
+    first, second = get_counter("tokenx", "openai/gpt-4o"), get_counter("tokenx", "google/gemini-2.5-flash")
+    assert first is not second
+    line = "a line only this test counts, 42 times"
+    first.count_lines([line])
+    assert second._line_counts is first._line_counts and line in second._line_counts._memo
+    assert get_counter("o200k_base")._line_counts is not first._line_counts
