@@ -28,6 +28,9 @@ def restart_in_place(event: str, **details: Any) -> None:
         handler.flush()
     for name in ONE_SHOT_FAILPOINTS:
         os.environ.pop(name, None)
+    from streams.llm.deterministic import offline  # loaded already in a worker that has children
+
+    offline.answer_in_processes(0)  # its children end and are waited for: the same pid could not reap them
     os.execve(sys.executable, sys.orig_argv, os.environ)
 
 

@@ -138,3 +138,18 @@ async def test_the_client_uses_the_children_once_a_worker_asks_for_them() -> Non
         offline.answer_in_processes(0)
     assert offline._POOL is None
     await asyncio.sleep(0)
+
+
+def test_a_restart_in_place_ends_the_children_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exec keeps the pid, and the new program would never reap the old children."""
+    from streams import restart
+
+    offline.answer_in_processes(1)
+    pool = offline._POOL
+    assert pool is not None and pool.answer(*CALLS[1])
+    [pid] = pool.pids
+    execs: list[tuple] = []
+    monkeypatch.setattr(restart.os, "execve", lambda *args: execs.append(args))
+    restart.restart_in_place("test.restart")
+    assert execs and offline._POOL is None
+    assert not _alive(pid), "the child outlived the exec"
