@@ -49,10 +49,10 @@ class Settings(BaseSettings):
                                     "(1 on the local broker, 3 on a three-node cluster)")
     config_file: Path | None = Field(default=None, description="JSON OM config (Mastra option names)")
     llm_concurrency: int = Field(default=4, ge=1, description="Observer/Reflector calls in flight per worker")
-    offline_model_processes: int = Field(default=2, ge=0, le=64, description="`om run` (role all): child "
+    offline_model_processes: int = Field(default=1, ge=0, le=64, description="`om run` (role all): child "
                                          "processes that answer the offline om-deterministic models, off the "
-                                         "interpreter lock the fold shares, as a provider's answers are (started "
-                                         "when needed); 0 = in the worker's threads")
+                                         "interpreter lock the fold shares, as a provider's answers are (the "
+                                         "first with the worker, more when calls wait); 0 = in the worker's threads")
     llm_max_retries: int = Field(default=8, ge=0, description="retries of a transient model error")
     llm_retry_base_ms: int = Field(default=1000, ge=0, description="first backoff; doubles per retry")
     llm_retry_max_ms: int = Field(default=120_000, ge=0, description="backoff cap")

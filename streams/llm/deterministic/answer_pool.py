@@ -1,8 +1,9 @@
 """The offline model's answers made in child processes, as a provider makes them outside the worker.
 
 A worker that runs both the processor and the LLM agent (``om run``, role ``all``) answers
-``om-deterministic/…`` calls here (``OM_OFFLINE_MODEL_PROCESSES``, default 2; 0 keeps them in the
-worker's threads). The string rules take milliseconds of CPU on a long prompt; in a thread they held
+``om-deterministic/…`` calls here (``OM_OFFLINE_MODEL_PROCESSES``, default 1; 0 keeps them in the
+worker's threads); the first child starts with the worker, importing the model while the worker
+imports the rest. The string rules take milliseconds of CPU on a long prompt; in a thread they held
 the interpreter lock that the worker's fold, sink and reader wait for (at 1,000 msgs/s, ~28 % of the
 one worker's lock time, bench/RESULTS.md section 2). An ``llm`` role has nothing else to run: there
 the children would only add the requests' encoding (at 1,000 msgs/s the roles split kept up with
@@ -10,8 +11,8 @@ the children would only add the requests' encoding (at 1,000 msgs/s the roles sp
 
 * **The same answers**: a child runs :func:`streams.llm.deterministic.offline.answer`, a pure function
   of the request; fault plans are counted in the worker (offline.py), never here.
-* **At most ``size`` children**, started when a call finds none idle, each answering one call at a
-  time (:mod:`streams.llm.deterministic.answer_child`). A thread waiting on a child's pipe holds no lock.
+* **At most ``size`` children**, the first started with the worker, the others when a call finds
+  none idle, each answering one call at a time (:mod:`streams.llm.deterministic.answer_child`). A thread waiting on a child's pipe holds no lock.
 * **A child that ends fails only its call**, as a dropped connection (``ConnectionError``: the
   client's retry policy retries it); the next call starts a new child. A child never outlives its
   worker (its stdin ends with the worker).
@@ -74,6 +75,12 @@ class AnswerPool:
         self._lock = threading.Lock()
         self._children: set[_Child] = set()
         self._closed = False
+
+    def warm(self) -> None:
+        """Starts one child now (it imports the model while the worker starts), so the first call
+        does not wait for it."""
+        with self._busy:
+            self._idle.put(self._take())
 
     def answer(self, role: str, messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> str:
         """Blocking (call it in a thread): the offline model's answer, made in a child."""

@@ -114,6 +114,8 @@ def answer_in_processes(size: int) -> None:
     if _POOL is not None:
         _POOL.close()
     _POOL = AnswerPool(size) if size > 0 else None
+    if _POOL is not None:
+        _POOL.warm()
 
 
 async def answered(model: str, messages: list, optional_params: dict[str, Any]) -> str:
