@@ -16,12 +16,12 @@ that repeats an earlier line of the same answer character for character says not
 dropped, with a warning. Short lines (a sub-note's ``-> ok`` under two parents) are kept: their
 meaning is their place. Our rule, not Mastra's.
 
-A line's key is remembered (processors/text/line_memo.py): a Reflector's answer repeats most of the log
-it was given, at every compression level. The
-keys of the lines not remembered are made in one pass over them joined by newlines, not three
-passes per line: no mask can match a newline (``_TIMES`` spaces an "am"/"pm" within the line), so
-the joined text's masks are each line's; and where no month's name is in the text, only the
-alternatives that start with a digit are tried (tests/unit/observer/test_observer_lookaheads.py).
+A line's keys are remembered (processors/text/line_memo.py): a Reflector's answer repeats most of
+the log it was given, at every compression level. The keys of the lines not remembered are made in
+one pass over them joined by newlines, not three passes per line: no mask can match a newline
+(``_TIMES`` spaces an "am"/"pm" within the line), so the joined text's masks are each line's; and
+where no month's name is in the text, only the alternatives that start with a digit are tried
+(tests/unit/observer/test_observer_lookaheads.py).
 """
 
 from __future__ import annotations
