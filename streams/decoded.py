@@ -25,8 +25,10 @@ Rules this module keeps:
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
+T = TypeVar("T")
 Kind = Literal["message", "event", "delta"]  # the topic the record is on: messages, events, records
 
 CAPACITY = 8_192  # ~3 records a message; the sink reads them within a gather (OM_SINK_GATHER_MS) or two
@@ -52,6 +54,15 @@ class Decoded:
             return None
         found = self._items.pop(value, None)
         return found[1] if found is not None and found[0] == kind else None
+
+    def shared(self, kind: Kind, value: bytes, decode: Callable[[bytes], T]) -> T:
+        """What ``value`` decodes to: the other side's decoding if it left one, else ``decode``'s, left
+        for the other side (the embedded worker's fold and sink both read the messages topic)."""
+        model = self.take(kind, value)
+        if model is None:
+            model = decode(value)
+            self.leave(kind, value, model)
+        return model  # type: ignore[return-value]
 
     def clear(self) -> None:
         self._items.clear()

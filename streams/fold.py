@@ -36,7 +36,7 @@ from typing import Any
 from processors.config import OMConfig
 from processors.redaction import Redactor
 from processors.machine import Decision, Event, KeyState, decide, event_key
-from schemas.base import SchemaError, decode
+from schemas.base import SchemaError
 from schemas.control import decode_control
 from schemas.deltas import MessageInserted, MessageRefused
 from schemas.dlq import DeadLetter
@@ -46,7 +46,7 @@ from streams import tracing
 from streams.decoded import DECODED
 from streams.job_size import fit_job, too_big_result
 from streams.restart import error_name
-from streams.stored_messages import is_stored
+from streams.stored_messages import decoded_message, is_stored
 from streams.topics import RECORD_LIMIT, Topics
 
 log = logging.getLogger(__name__)
@@ -100,15 +100,6 @@ class FoldResult:
         return Counter(self.events)  # counted once per batch: a Counter per decision cost ~5 µs a message
 
 
-def _decode_message(data: bytes) -> ChatMessage:
-    """The record's message; in the embedded worker the sink reads the same record, before or after."""
-    message = DECODED.take("message", data)
-    if message is None:
-        message = decode(ChatMessage, data)
-        DECODED.leave("message", data, message)
-    return message  # type: ignore[return-value]
-
-
 class BatchFolder:
     def __init__(self, config: OMConfig, topics: Topics, clock: Callable[[], float] = time.time,
                  record_limit: int = RECORD_LIMIT, redactor: Redactor | None = None) -> None:
@@ -118,7 +109,7 @@ class BatchFolder:
         self.record_limit = record_limit
         self._clock = clock
         self._decoders: dict[str, Callable[[bytes], Any]] = {
-            topics.messages: _decode_message,
+            topics.messages: decoded_message,
             topics.control: decode_control,
             topics.results: decode_result,
         }

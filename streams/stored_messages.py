@@ -22,17 +22,25 @@ class NotMaterialised(Exception):
     dead-lettered by the sink — the processor reads the same record and dead-letters it, once."""
 
 
+def decoded_message(value: bytes) -> ChatMessage:
+    """The record's chat message (:class:`SchemaError` when it holds none). In the embedded worker the
+    fold and the sink both read the messages topic: whichever decodes it first leaves it for the
+    other (streams/decoded.py)."""
+    return DECODED.shared("message", value, _chat_message)
+
+
+def _chat_message(value: bytes) -> ChatMessage:
+    return decode(ChatMessage, value)
+
+
 def stored_message(key: bytes | str | None, value: bytes | None, scope: Scope) -> ChatMessage:
     """The message the sink stores for this record, or :class:`NotMaterialised` with the reason."""
     if value is None:
         raise NotMaterialised("empty record (tombstone)")
-    message = DECODED.take("message", value)  # the embedded worker's fold read it first
-    if message is None:
-        try:
-            message = decode(ChatMessage, value)
-        except SchemaError as error:
-            raise NotMaterialised(str(error)) from error
-        DECODED.leave("message", value, message)  # for the fold, which reads it after
+    try:
+        message = decoded_message(value)
+    except SchemaError as error:
+        raise NotMaterialised(str(error)) from error
     if isinstance(key, bytes):
         key = key.decode(errors="replace")
     own = lookup_key(scope, message.thread_id, message.resource_id)
