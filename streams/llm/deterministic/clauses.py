@@ -196,17 +196,18 @@ def specifics(text: str) -> frozenset[str]:
     return frozenset(_NUMBER.findall(text)) | frozenset(CODE.findall(text)) | names
 
 
-def content_words_by_line(text: str) -> frozenset[str]:
+def content_words_by_line(text: str, lines: list[str] | None = None) -> frozenset[str]:
     """:func:`content_words` of ``text``, from its lines' (each remembered): a whole previous log, new
-    at every call, is mostly lines seen before (a word never spans a newline)."""
-    return frozenset().union(*map(content_words, text.split("\n")))
+    at every call, is mostly lines seen before (a word never spans a newline). ``lines``: the
+    text's, when the caller has split it already."""
+    return frozenset().union(*map(content_words, text.split("\n") if lines is None else lines))
 
 
-def lower_specifics_by_line(text: str) -> frozenset[str]:
+def lower_specifics_by_line(text: str, lines: list[str] | None = None) -> frozenset[str]:
     """:func:`specifics` of ``text``, lower-cased, from its lines' (each remembered): numbers and codes
     line by line (none spans a newline), names only in what follows the text's first space, as
-    :func:`specifics` finds them."""
-    parts = list(map(_line_numbers_and_codes, text.split("\n")))
+    :func:`specifics` finds them. ``lines``: the text's, when the caller has split it already."""
+    parts = list(map(_line_numbers_and_codes, text.split("\n") if lines is None else lines))
     _, space, rest = text.partition(" ")
     if space:
         parts.extend(map(_line_names, rest.split("\n")))

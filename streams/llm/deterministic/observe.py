@@ -80,9 +80,10 @@ class Memory:
     def learn(self, text: str, *, references: bool = False) -> None:
         """Codes belong to the names beside them in what the user said (``references``: a user
         message) or in a note about the user."""
-        self.words |= content_words_by_line(text)
-        self.facts |= lower_specifics_by_line(text)
-        for line in text.split("\n"):
+        lines = text.split("\n")  # a whole previous log, once
+        self.words |= content_words_by_line(text, lines)
+        self.facts |= lower_specifics_by_line(text, lines)
+        for line in lines:
             chosen, coded = _line_refs(line, references)
             self.chosen.extend(name for name in chosen if name not in self.chosen)
             for name, line_codes in coded:
