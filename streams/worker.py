@@ -21,6 +21,8 @@ from streams.app import Role, build_app
 from streams.group_predecessor import claim_slot, leave_for_predecessor, members_dir
 from streams.internal_topics import ensure_internal_topics
 from streams.llm.deterministic import offline
+from streams.llm.endpoints import configured_models
+from streams.llm.models import is_offline
 from streams.services.kafka_health import start_when_reachable
 from streams.services.kafka_topics import create_topics
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
@@ -84,7 +86,9 @@ def run_worker(role: Role = "all") -> None:
     except tracing.TracingConfigError as error:
         raise SystemExit(f"om: bad configuration: {error}") from None
     if role == "all":  # off the interpreter lock the fold shares; an llm role has nothing else to run
-        offline.answer_in_processes(settings.offline_model_processes)
+        # a worker whose configured models are a provider's starts no child unless an offline call comes
+        offline.answer_in_processes(settings.offline_model_processes,
+                                    warm=any(is_offline(model) for _, model in configured_models(config)))
     settings = asyncio.run(prepare_broker(settings, role))
     app = build_app(settings, config, role)
     # a predecessor killed -9 leaves now, not a session later (streams/group_predecessor.py)

@@ -44,6 +44,7 @@ from streams import metrics, tracing  # noqa: E402
 from streams.llm.endpoints import DEFAULT_OUTPUT_TOKENS, DEFAULT_TIMEOUTS, Endpoints  # noqa: E402
 from streams.llm.models import (  # noqa: E402
     OFFLINE_PROVIDER,
+    is_offline,
     max_output_cap,
     provider_kwargs,
     provider_of,
@@ -152,7 +153,7 @@ class LiteLLMClient:
         nothing is imported (None)."""
         if self._completion is not None:  # given, or loaded before
             return self._completion
-        if models is not None and all(provider_of(to_litellm_model(model)) == OFFLINE_PROVIDER for _, model in models):
+        if models is not None and all(is_offline(model) for _, model in models):
             return None
         if self._loading is None:
             self._loading = asyncio.ensure_future(asyncio.to_thread(_import_litellm))

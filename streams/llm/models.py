@@ -51,6 +51,11 @@ def provider_of(litellm_model: str) -> str:
     return litellm_model.split("/", 1)[0] if "/" in litellm_model else ""
 
 
+def is_offline(model: str) -> bool:
+    """Whether a configured model name (Mastra's spelling) is one of the offline models."""
+    return provider_of(to_litellm_model(model)) == OFFLINE_PROVIDER
+
+
 def max_output_cap(litellm_model: str) -> int | None:
     """The model's own output limit when litellm knows it (Mastra's 100 000 exceeds most); an offline
     model has none, and asking litellm would import it."""

@@ -153,3 +153,25 @@ def test_a_restart_in_place_ends_the_children_first(monkeypatch: pytest.MonkeyPa
     restart.restart_in_place("test.restart")
     assert execs and offline._POOL is None
     assert not _alive(pid), "the child outlived the exec"
+
+
+def test_a_pool_not_warmed_starts_its_first_child_at_the_first_call() -> None:
+    """A worker whose configured models are a provider's (streams/worker.py) starts no child unless an
+    offline call comes."""
+    offline.answer_in_processes(1, warm=False)
+    try:
+        assert offline._POOL is not None and offline._POOL.pids == []
+        assert offline._POOL.answer(*CALLS[1]) == offline.answer(*CALLS[1]) and len(offline._POOL.pids) == 1
+    finally:
+        offline.answer_in_processes(0)
+
+
+def test_the_worker_warms_the_pool_only_for_offline_models() -> None:
+    from processors.config import OMConfig
+    from streams.llm.endpoints import configured_models
+    from streams.llm.models import is_offline
+
+    offline_config = OMConfig.from_mastra({"model": "om-deterministic/observer"})
+    provider_config = OMConfig.from_mastra({"model": "google/gemini-2.5-flash"})
+    assert any(is_offline(model) for _, model in configured_models(offline_config))
+    assert not any(is_offline(model) for _, model in configured_models(provider_config))

@@ -107,14 +107,15 @@ async def complete(*, model: str, messages: list, response_format: dict[str, Any
     return Reply([_Choice(_Message(text))], _Usage(*token_counts(text, messages)), model)
 
 
-def answer_in_processes(size: int) -> None:
+def answer_in_processes(size: int, warm: bool = True) -> None:
     """From now on the answers are made in up to ``size`` child processes (0: in the caller's threads):
-    what ``om run`` does for a worker of both roles (streams/llm/deterministic/answer_pool.py)."""
+    what ``om run`` does for a worker of both roles (streams/llm/deterministic/answer_pool.py).
+    ``warm``: start the first child now (the configured models are offline ones), not at a first call."""
     global _POOL
     if _POOL is not None:
         _POOL.close()
     _POOL = AnswerPool(size) if size > 0 else None
-    if _POOL is not None:
+    if _POOL is not None and warm:
         _POOL.warm()
 
 
