@@ -12,7 +12,6 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from processors.config import OMConfig
-from processors.config import ModelByInputTokens
 from streams.om_config import ConfigError, load_config
 from streams.settings import Settings, get_settings
 
@@ -34,12 +33,11 @@ def check_models(config: OMConfig) -> None:
 
     Importing litellm costs ~4 s of every start; when every model is the built-in offline one (the
     demo, the tests, the benchmarks) nothing needs it, and the first model call imports it."""
-    from streams.llm.models import OFFLINE_PROVIDER, to_litellm_model
+    from streams.llm.endpoints import configured_models
+    from streams.llm.models import is_offline, to_litellm_model
 
-    named = [(role, name) for role, choice in (("observer", config.observer_model()),
-                                               ("reflector", config.reflector_model()))
-             for name in (choice.models() if isinstance(choice, ModelByInputTokens) else [choice])]
-    if all(to_litellm_model(name).startswith(f"{OFFLINE_PROVIDER}/") for _, name in named):
+    named = configured_models(config)
+    if all(is_offline(name) for _, name in named):
         return
     import litellm
 
