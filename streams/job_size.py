@@ -12,8 +12,10 @@ Rules this module keeps:
   nothing the Observer renders — are dropped. The model sees the same prompt.
 * One that still does not fit is not sent: :func:`too_big_result` is the failed result the
   processor folds in its place, so the cycle ends as a model failure would (``observation-failed``
-  or ``buffering-failed``, naming the size), never in flight forever. Splitting such a cycle into
-  smaller ones is the core's decision (the report of issue 18 asks for it).
+  or ``buffering-failed``, naming the size), never in flight forever. The core keeps cycles small:
+  a synchronous call reads at most twice the threshold (processors/machine/call_size.py), so a
+  window that a burst grew past the limit is observed in several calls; what is left to refuse here
+  is bytes that cost no tokens, or a threshold configured near the limit.
 """
 
 from __future__ import annotations

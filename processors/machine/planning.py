@@ -20,6 +20,9 @@ Deliberate differences:
   activated before a synchronous observation covers the rest (Mastra 1.31 stops after the
   activation; main falls through to a sync observation that may re-observe buffered messages,
   #19767); chunk order is kept.
+* A synchronous observation reads at most twice the threshold, the oldest messages first
+  (:mod:`processors.machine.call_size`): when more waits, the step is deferred, so the cycle's
+  result starts the next one.
 * A latched Observer (:mod:`processors.machine.observer_latch`) starts no cycle until its retry, and
   a key whose resource is over its daily token budget (:mod:`processors.machine.budget`) none at all.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from processors.machine.activation import activate_at_threshold, activate_at_turn_start
 from processors.machine.budget import budget_paused
+from processors.machine.call_size import within_call_size
 from processors.machine.buffering import maybe_buffer
 from processors.machine.observation import observe_candidates, start_observation
 from processors.machine.observer_latch import observer_latched
@@ -67,7 +71,11 @@ def _threshold_pipeline(step: Step) -> None:
         return
     candidates = observe_candidates(step)
     if candidates:
-        start_observation(step, _largest_threads_first(step, candidates))
+        picked = _largest_threads_first(step, candidates)
+        call = within_call_size(step, picked)
+        if len(call) < len(picked):
+            step.update(deferred_step=True)  # the rest: the next cycle, when this one's result comes
+        start_observation(step, call)
 
 
 def _largest_threads_first(step: Step, candidates: list[ChatMessage]) -> list[ChatMessage]:

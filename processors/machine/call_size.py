@@ -1,0 +1,44 @@
+"""How much one synchronous Observer call reads: at most twice the observation threshold (our rule).
+
+In turn-by-turn use a synchronous cycle starts just past the threshold, so it reads about one
+threshold's worth (a buffering cycle never more: it starts only below the threshold). When messages come faster than the Observer
+answers — producers in a burst, ``om replay`` of a long history — the window grows past any
+threshold while a cycle is in flight, and the next cycle took all of it: in bench 1b's long threads
+(4 × 2,000 messages produced at once) one synchronous call held 856 messages, 1.08 MB, over the
+broker's record limit, so its job was refused and failed, and the next step tried again with more
+(88 such jobs in one run, each encoded twice; the thread's memory never formed). A model's context
+window would refuse such a call too. Mastra never meets this: its agent blocks on the call.
+
+Rules this module keeps:
+
+* A call reads the oldest of its candidates, in their order, up to ``CALL_THRESHOLDS`` × the
+  threshold now (tokens as :meth:`Step.message_tokens` counts them), and always at least one.
+* Candidates within that are taken as they are: a turn-by-turn conversation never reaches it, so
+  Mastra's cycles are unchanged (the recorded traces and the pinned decisions say so).
+* The rest stay in the window, past the threshold, and the step is deferred: the cycle's result
+  resumes it and starts the next one (processors/machine/planning.py), until the window is below
+  the threshold — as a burst's last message would, had each cycle ended before the next message.
+"""
+
+from __future__ import annotations
+
+from processors.machine.step import Step
+from schemas.messages import ChatMessage
+
+CALL_THRESHOLDS = 2
+
+
+def within_call_size(step: Step, messages: list[ChatMessage]) -> list[ChatMessage]:
+    cap = CALL_THRESHOLDS * step.message_threshold()
+    if step.message_tokens(messages) <= cap:
+        return messages
+    taken: list[ChatMessage] = []
+    tokens = step.message_tokens(messages[:1])  # the list's own 24 and the first message, always taken
+    cache = step.state.message_tokens
+    for message in messages:
+        if taken:
+            tokens += cache.get(message.id, 0)
+            if tokens > cap:
+                break
+        taken.append(message)
+    return taken

@@ -1,0 +1,66 @@
+"""A synchronous Observer call reads at most twice the threshold, oldest messages first, and the
+cycles that follow take the rest (processors/machine/call_size.py): a burst that outruns the
+Observer no longer makes one call of the whole window (a job over the broker's record limit, failed
+and retried larger at every step)."""
+
+from __future__ import annotations
+
+from processors.config import OMConfig
+from processors.machine.call_size import CALL_THRESHOLDS
+from schemas.jobs import ObserveJob
+from tests.unit.machine.core_driver import MINUTE, T0, Driver, message, words
+
+THRESHOLD = 3000
+NO_BUFFERING = {"observation": {"message_tokens": THRESHOLD, "buffer_tokens": False}}
+
+
+def _call_tokens(d: Driver, job: ObserveJob) -> int:
+    return 24 + sum(d.state.message_tokens[m.id] for m in job.messages)
+
+
+def _sync_jobs(d: Driver) -> list[ObserveJob]:
+    return [j for j in d.jobs if isinstance(j, ObserveJob) and j.mode == "sync"]
+
+
+def test_a_burst_is_observed_in_calls_of_at_most_twice_the_threshold_oldest_first() -> None:
+    d = Driver(OMConfig.model_validate(NO_BUFFERING))
+    d.talk(200, answer=False)  # ~80 tokens each: the window reaches ~5x the threshold behind one cycle
+    (first,) = _sync_jobs(d)
+    assert _call_tokens(d, first) >= THRESHOLD, "started at the threshold, within the cap: all it had"
+    observed: list[str] = []
+    calls = 0
+    while _sync_jobs(d):
+        (job,) = _sync_jobs(d)  # one synchronous cycle at a time
+        assert _call_tokens(d, job) <= CALL_THRESHOLDS * THRESHOLD
+        oldest = [m.id for m in d.state.window if m.id not in observed][: len(job.messages)]
+        assert [m.id for m in job.messages] == oldest, "the oldest unobserved messages, in order"
+        observed += [m.id for m in job.messages]
+        d.answer(job)
+        calls += 1
+    assert calls >= 3 and len(observed) == len(set(observed)), "several calls, no message twice"
+    assert d.state.pending_tokens() < THRESHOLD, "the cycles went on until the window was below the threshold"
+    assert [m.id for m in d.state.window] == [f"m{i}" for i in range(200) if f"m{i}" not in observed]
+    assert not d.events("observation-failed")
+
+
+def test_a_turn_by_turn_conversation_observes_all_it_has_at_the_threshold() -> None:
+    d = Driver(OMConfig.model_validate(NO_BUFFERING))
+    d.talk(60, answer=False)
+    (job,) = _sync_jobs(d)
+    (issued,) = [decision for decision in d.decisions if job in decision.jobs]
+    assert [m.id for m in job.messages] == [m.id for m in issued.state.window], "every message it had, in order"
+    assert len(job.messages) < 60 and _call_tokens(d, job) <= CALL_THRESHOLDS * THRESHOLD
+
+
+def test_one_message_larger_than_the_cap_is_still_observed_alone() -> None:
+    d = Driver(OMConfig.model_validate(NO_BUFFERING))
+    d.talk(40, answer=False)  # just below the threshold
+    d.feed(message("huge", T0 + 50 * MINUTE, text=words(6000, "h")))  # ~the cap on its own: crosses it
+    d.feed(message("next", T0 + 51 * MINUTE))
+    (first,) = _sync_jobs(d)
+    assert [m.id for m in first.messages] == [f"m{i}" for i in range(40)], "the cap leaves the huge one out"
+    d.answer(first)
+    (job,) = _sync_jobs(d)
+    assert [m.id for m in job.messages] == ["huge"], "alone, over the cap, but a call reads at least one"
+    d.answer(job)
+    assert [m.id for m in d.state.window] == ["next"]
