@@ -1,9 +1,9 @@
 """How much one synchronous Observer call reads: at most twice the observation threshold (our rule).
 
 In turn-by-turn use a synchronous cycle starts just past the threshold, so it reads about one
-threshold's worth (a buffering cycle never more: it starts only below the threshold). When messages come faster than the Observer
-answers — producers in a burst, ``om replay`` of a long history — the window grows past any
-threshold while a cycle is in flight, and the next cycle took all of it: in bench 1b's long threads
+threshold's worth (a buffering cycle never more: it starts only below the threshold). When messages
+come faster than the Observer answers — producers in a burst, ``om replay`` of a long history — the
+window grows past any threshold while a cycle is in flight, and the next cycle took all of it: in bench 1b's long threads
 (4 × 2,000 messages produced at once) one synchronous call held 856 messages, 1.08 MB, over the
 broker's record limit, so its job was refused and failed, and the next step tried again with more
 (88 such jobs in one run, each encoded twice; the thread's memory never formed). A model's context
@@ -13,6 +13,8 @@ Rules this module keeps:
 
 * A call reads the oldest of its candidates, in their order, up to ``CALL_THRESHOLDS`` × the
   threshold now (tokens as :meth:`Step.message_tokens` counts them), and always at least one.
+* In resource scope the cap applies to the threads picked largest first, in time order, so a
+  thread's messages may be split between two calls.
 * Candidates within that are taken as they are: a turn-by-turn conversation never reaches it, so
   Mastra's cycles are unchanged (the recorded traces and the pinned decisions say so).
 * The rest stay in the window, past the threshold, and the step is deferred: the cycle's result
