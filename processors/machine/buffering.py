@@ -16,6 +16,7 @@ from __future__ import annotations
 from processors.machine.observation_groups import message_range, wrap_group
 from processors.machine.lifecycle_events import duration, emit, marker_config
 from processors.machine.budget import budget_paused
+from processors.machine.call_size import within_call_size
 from processors.machine.observer_latch import observer_latched
 from processors.machine.safe_prefix import select_safe_buffer_prefix
 from processors.machine.state import InFlight
@@ -52,7 +53,7 @@ def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
         step.update_record(last_buffered_at_tokens=pending)
     busy = step.state.busy_ids()
     candidates = [m for m in step.state.window if m.id not in busy]
-    safe = select_safe_buffer_prefix(candidates)
+    safe = within_call_size(step, select_safe_buffer_prefix(candidates))  # bounded: a turn's end can come mid-burst
     tokens = step.message_tokens(safe)
     if not safe or (not on_idle and tokens < buffer_tokens / 2):
         return

@@ -1,13 +1,15 @@
-"""How much one synchronous Observer call reads: at most twice the observation threshold (our rule).
+"""How much one Observer call reads: at most twice the observation threshold (our rule).
 
 In turn-by-turn use a synchronous cycle starts just past the threshold, so it reads about one
-threshold's worth (a buffering cycle never more: it starts only below the threshold). When messages
-come faster than the Observer answers — producers in a burst, ``om replay`` of a long history — the
-window grows past any threshold while a cycle is in flight, and the next cycle took all of it: in bench 1b's long threads
-(4 × 2,000 messages produced at once) one synchronous call held 856 messages, 1.08 MB, over the
-broker's record limit, so its job was refused and failed, and the next step tried again with more
-(88 such jobs in one run, each encoded twice; the thread's memory never formed). A model's context
-window would refuse such a call too. Mastra never meets this: its agent blocks on the call.
+threshold's worth, and a buffering cycle at an interval less (it starts only below the threshold;
+one at a turn's end, ``buffer_on_idle``, takes whatever is unbuffered, so it is bounded too). When
+messages come faster than the Observer answers — producers in a burst, ``om replay`` of a long
+history — the window grows past any threshold while a cycle is in flight, and the next cycle took
+all of it: in bench 1b's long threads (4 × 2,000 messages produced at once) one synchronous call
+held 856 messages, 1.08 MB, over the broker's record limit, so its job was refused and failed, and
+the next step tried again with more (88 such jobs in one run, each encoded twice; the thread's
+memory never formed). A model's context window would refuse such a call too. Mastra never meets
+this: its agent blocks on the call.
 
 Rules this module keeps:
 
@@ -17,9 +19,11 @@ Rules this module keeps:
   thread's messages may be split between two calls.
 * Candidates within that are taken as they are: a turn-by-turn conversation never reaches it, so
   Mastra's cycles are unchanged (the recorded traces and the pinned decisions say so).
-* The rest stay in the window, past the threshold, and the step is deferred: the cycle's result
+* The rest stay in the window. After a synchronous call the step is deferred: the cycle's result
   resumes it and starts the next one (processors/machine/planning.py), until the window is below
   the threshold — as a burst's last message would, had each cycle ended before the next message.
+  After a buffering call they wait for the next interval, turn end or threshold, as unbuffered
+  messages do.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from processors.config import OMConfig
 from processors.machine.call_size import CALL_THRESHOLDS
+from schemas.control import TurnEnd
 from schemas.jobs import ObserveJob
 from tests.unit.machine.core_driver import MINUTE, T0, Driver, message, words
 
@@ -64,3 +65,16 @@ def test_one_message_larger_than_the_cap_is_still_observed_alone() -> None:
     assert [m.id for m in job.messages] == ["huge"], "alone, over the cap, but a call reads at least one"
     d.answer(job)
     assert [m.id for m in d.state.window] == ["next"]
+
+
+def test_a_buffering_cycle_at_a_turns_end_mid_burst_reads_at_most_twice_the_threshold() -> None:
+    d = Driver(OMConfig.model_validate({"observation": {"message_tokens": THRESHOLD, "buffer_on_idle": True}}))
+    d.talk(400, answer=False)  # a buffering cycle in flight from the first interval, the window far past
+    (buffering,) = d.jobs
+    d.answer(buffering)  # activated at the threshold; a synchronous cycle takes the oldest rest
+    (sync,) = _sync_jobs(d)
+    d.feed(TurnEnd(thread_id="t1", resource_id="r1", at=T0 + 500 * MINUTE))  # buffers on idle, not at an interval
+    (idle,) = [j for j in d.jobs if j.mode == "buffer"]
+    assert _call_tokens(d, idle) <= CALL_THRESHOLDS * THRESHOLD
+    waiting = [m.id for m in d.state.window if m.id not in {m.id for m in sync.messages}]
+    assert [m.id for m in idle.messages] == waiting[: len(idle.messages)] and len(idle.messages) < len(waiting)
