@@ -1,4 +1,4 @@
-"""How much one Observer call reads: at most twice the observation threshold (our rule).
+"""How much one Observer call reads: twice the observation threshold, at least 60,000 tokens (our rule).
 
 In turn-by-turn use a synchronous cycle starts just past the threshold, so it reads about one
 threshold's worth, and a buffering cycle at an interval less (it starts only below the threshold;
@@ -14,11 +14,14 @@ this: its agent blocks on the call.
 Rules this module keeps:
 
 * A call reads the oldest of its candidates, in their order, up to ``CALL_THRESHOLDS`` × the
-  threshold now (tokens as :meth:`Step.message_tokens` counts them), and always at least one.
+  threshold now or ``MIN_CALL_TOKENS`` if that is more (tokens as :meth:`Step.message_tokens` counts
+  them), and always at least one message. The floor is twice Mastra's default threshold, calls
+  Mastra's defaults make too (~300 kB of text, well within the record limit), so a small threshold
+  (the demo's 300 tokens) still observes a burst in one call instead of dozens in turn.
 * In resource scope the cap applies to the threads picked largest first, in time order, so a
   thread's messages may be split between two calls.
 * Candidates within that are taken as they are: a turn-by-turn conversation never reaches it, so
-  Mastra's cycles are unchanged (the recorded traces and the pinned decisions say so).
+  Mastra's cycles are unchanged (the recorded traces and every pinned digest, the fuzz's included).
 * The rest stay in the window. After a synchronous call the step is deferred: the cycle's result
   resumes it and starts the next one (processors/machine/planning.py), until the window is below
   the threshold — as a burst's last message would, had each cycle ended before the next message.
@@ -32,10 +35,16 @@ from processors.machine.step import Step
 from schemas.messages import ChatMessage
 
 CALL_THRESHOLDS = 2
+MIN_CALL_TOKENS = 60_000
+
+
+def call_cap(step: Step) -> int:
+    """The most tokens of messages one Observer call reads now."""
+    return max(CALL_THRESHOLDS * step.message_threshold(), MIN_CALL_TOKENS)
 
 
 def within_call_size(step: Step, messages: list[ChatMessage]) -> list[ChatMessage]:
-    cap = CALL_THRESHOLDS * step.message_threshold()
+    cap = call_cap(step)
     if step.message_tokens(messages) <= cap:
         return messages
     taken: list[ChatMessage] = []

@@ -20,7 +20,7 @@ Deliberate differences:
   activated before a synchronous observation covers the rest (Mastra 1.31 stops after the
   activation; main falls through to a sync observation that may re-observe buffered messages,
   #19767); chunk order is kept.
-* A synchronous observation reads at most twice the threshold, the oldest messages first
+* A synchronous observation reads at most twice the threshold (60,000 tokens at least), oldest first
   (:mod:`processors.machine.call_size`): when more waits, the step is deferred, so the cycle's
   result starts the next one.
 * A latched Observer (:mod:`processors.machine.observer_latch`) starts no cycle until its retry, and
