@@ -50,4 +50,5 @@ async def _run(threads: int, per_thread: int, roles: tuple[str, ...]) -> None:
         print(f"  {role + ' process CPU':<28}{seconds * 1000 / len(batch):8.2f} ms/msg   "
               f"x {seconds * baseline / len(batch):5.1f} the core's")
     print(f"  {'offline model processes':<28}{model * 1000 / len(batch):8.2f} ms/msg   (a provider's work in a deployment)")
+    print(f"  {'cycles failed':<28}{arrivals.failed_cycles:8d}         (a model error, or a job over the record limit)")
     print(f"  (producing took {produced - start:.2f} s of the {last - start:.2f} s)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -41,6 +42,15 @@ def folded_message(value: bytes) -> str | None:
     return through["message_id"] if through else None
 
 
+_FAILED_CYCLE = re.compile(rb'"type":"[a-z]+-failed"')
+
+
+def failed_cycle(value: bytes) -> bool:
+    """Whether the record is an ``observation-failed``, ``buffering-failed`` or ``reflection-failed``
+    event (read off the JSON, as :func:`folded_message` does)."""
+    return _FAILED_CYCLE.search(value) is not None
+
+
 def keyed(batch: Iterable[ChatMessage]) -> list[tuple[str, bytes]]:
     """Messages as Kafka records, keyed by their (thread-scope) lookup key."""
     return [(lookup_key("thread", m.thread_id, m.resource_id), m.to_bytes()) for m in batch]
@@ -57,6 +67,7 @@ class Arrivals(EventLog):
         super().__init__(bootstrap, topic)
         self.ident = ident or folded_message
         self.at: dict[str, float] = {}
+        self.failed_cycles = 0  # Observer and Reflector cycles that ended failed (a model error, a job too big)
 
     async def _pump(self) -> None:
         while True:
@@ -65,6 +76,8 @@ class Arrivals(EventLog):
                 for record in records:
                     if (name := self.ident(record.value)) is not None:
                         self.at.setdefault(name, now)
+                    elif failed_cycle(record.value):
+                        self.failed_cycles += 1
 
     async def wait_all(self, ids: Iterable[str], deadline_s: float = 300.0) -> float:
         """Wait until every id has arrived; returns the latest arrival time."""
