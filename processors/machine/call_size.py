@@ -38,22 +38,12 @@ CALL_THRESHOLDS = 2
 MIN_CALL_TOKENS = 60_000
 
 
-def call_cap(step: Step) -> int:
-    """The most tokens of messages one Observer call reads now."""
-    return max(CALL_THRESHOLDS * step.message_threshold(), MIN_CALL_TOKENS)
-
-
 def within_call_size(step: Step, messages: list[ChatMessage]) -> list[ChatMessage]:
-    cap = call_cap(step)
-    if step.message_tokens(messages) <= cap:
-        return messages
-    taken: list[ChatMessage] = []
-    tokens = step.message_tokens(messages[:1])  # the list's own 24 and the first message, always taken
+    cap = max(CALL_THRESHOLDS * step.message_threshold(), MIN_CALL_TOKENS)
     cache = step.state.message_tokens
-    for message in messages:
-        if taken:
-            tokens += cache.get(message.id, 0)
-            if tokens > cap:
-                break
-        taken.append(message)
-    return taken
+    tokens = 24  # the list's own, as Step.message_tokens counts it
+    for n, message in enumerate(messages):
+        tokens += cache.get(message.id, 0)
+        if n and tokens > cap:  # the first is always taken
+            return messages[:n]
+    return messages
