@@ -16,6 +16,16 @@ class Clock:
         return self.now
 
 
+def _just_committed() -> tuple[Clock, CommitPace]:
+    """A pace whose last commit took asked work 1/256 s ago (a busy worker's next batch is folded)."""
+    clock = Clock()
+    pace = CommitPace(0.125, clock)
+    pace.ask()
+    pace.committing()
+    clock.now += 1 / 256
+    return clock, pace
+
+
 def test_asked_work_after_a_quiet_spell_commits_at_once() -> None:
     clock = Clock()
     pace = CommitPace(0.125, clock)
@@ -74,11 +84,7 @@ def test_the_committer_wakes_when_asked_not_at_its_tick() -> None:
 
 
 def test_a_drained_batch_commits_at_once_even_right_after_a_commit() -> None:
-    clock = Clock()
-    pace = CommitPace(0.125, clock)
-    pace.ask()
-    pace.committing()
-    clock.now += 1 / 256
+    _, pace = _just_committed()
     pace.ask(drained=False)
     assert not pace.due(), "input still waits behind the batch: wait for the interval"
     pace.ask(drained=True)
@@ -117,11 +123,7 @@ def test_the_committer_sleeps_until_asked_work_is_due_not_a_tick_later() -> None
 
 
 def test_under_load_a_batch_someone_waits_on_commits_at_once() -> None:
-    clock = Clock()
-    pace = CommitPace(0.125, clock)
-    pace.ask()
-    pace.committing()
-    clock.now += 1 / 256
+    clock, pace = _just_committed()
     pace.ask()  # input still waiting behind it, nobody reading it: the interval holds
     assert not pace.due()
     pace.ask(awaited=True)  # a caller waits to read this batch's key

@@ -12,7 +12,8 @@ the children would only add the requests' encoding (at 1,000 msgs/s the roles sp
 * **The same answers**: a child runs :func:`streams.llm.deterministic.offline.answer`, a pure function
   of the request; fault plans are counted in the worker (offline.py), never here.
 * **At most ``size`` children**, the first started with the worker, the others when a call finds
-  none idle, each answering one call at a time (:mod:`streams.llm.deterministic.answer_child`). A thread waiting on a child's pipe holds no lock.
+  none idle, each answering one call at a time (:mod:`streams.llm.deterministic.answer_child`). A
+  thread waiting on a child's pipe holds no lock.
 * **A child that ends fails only its call**, as a dropped connection (``ConnectionError``: the
   client's retry policy retries it); the next call starts a new child. A child never outlives its
   worker (its stdin ends with the worker).
