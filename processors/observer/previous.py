@@ -53,52 +53,57 @@ def bound_observations(
     cost = [count + 1 for count in counter.count_lines(lines)]
     marker_cost = counter.count_string("[999 observations truncated here]") + 1
     important_all = [i for i, line in enumerate(lines) if _is_important(line)]
-    suffix = list(accumulate(reversed(cost)))
-    best: tuple[int, int] | None = None
-    for tail in range(len(lines) - 1, 0, -1):
-        if best is not None and tail < best[0]:
-            break
-        room = budget - suffix[tail - 1] - marker_cost
-        if room < 0:
-            continue
-        older = reversed(important_all[: bisect_left(important_all, len(lines) - tail)])
-        spent = list(accumulate(cost[i] + marker_cost for i in list(older)[:tail]))
-        keep = bisect_right(spent, room)
-        if best is None or (keep, tail) > best:
-            best = (keep, tail)
+    best = _best_candidate(cost, marker_cost, important_all, budget)
     if best is None:
         return "", True
     keep, tail = best
-    candidate = _assemble(lines, tail, keep)
+    candidate = _assemble(lines, tail, keep, important_all)
     while tail > 0 and counter.count_joined(candidate) > budget:
         tail -= 1
         keep = min(keep, tail)
-        candidate = _assemble(lines, tail, keep)
+        candidate = _assemble(lines, tail, keep, important_all)
     return "\n".join(candidate), True
 
 
-def _assemble(lines: list[str], tail: int, keep: int) -> list[str]:
+def _best_candidate(cost: list[int], marker_cost: int, important_all: list[int], budget: int) -> tuple[int, int] | None:
+    """``(older important lines kept, tail length)``: the most important lines, then the longest tail.
+
+    Only tails that leave room for a marker are candidates (at most all lines but one), found by a
+    search over the tail costs, which grow with the tail; a shorter tail is still tried while it
+    could keep more important lines than the best so far (at most as many as its own length)."""
+    n = len(cost)
+    suffix = list(accumulate(reversed(cost)))  # suffix[t - 1]: the cost of the last t lines
+    best: tuple[int, int] | None = None
+    for tail in range(min(n - 1, bisect_right(suffix, budget - marker_cost)), 0, -1):
+        if best is not None and tail < best[0]:
+            break
+        room = budget - suffix[tail - 1] - marker_cost
+        older = bisect_left(important_all, n - tail)
+        spent = list(accumulate(cost[i] + marker_cost for i in reversed(important_all[max(0, older - tail):older])))
+        keep = bisect_right(spent, room)
+        if best is None or (keep, tail) > best:
+            best = (keep, tail)
+    return best
+
+
+def _assemble(lines: list[str], tail: int, keep: int, important_all: list[int]) -> list[str]:
+    """The last ``tail`` lines and the ``keep`` newest important lines before them, each hidden run
+    between them a marker (a run of one keeps its line)."""
     split = len(lines) - tail
-    important = [i for i in range(split - 1, -1, -1) if _is_important(lines[i])][:keep]
-    shown = set(important) | set(range(split, len(lines)))
+    older = bisect_left(important_all, split)
+    shown = [*important_all[max(0, older - keep):older], *range(split, len(lines))]
     out: list[str] = []
-    hidden: list[int] = []
-    for index, line in enumerate(lines):
-        if index in shown:
-            _flush(out, hidden, lines)
-            out.append(line)
-        else:
-            hidden.append(index)
-    _flush(out, hidden, lines)
+    previous = -1
+    for index in [*shown, len(lines)]:
+        hidden = index - previous - 1
+        if hidden == 1:
+            out.append(lines[previous + 1])
+        elif hidden > 1:
+            out.append(f"[{hidden} observations truncated here]")
+        if index < len(lines):
+            out.append(lines[index])
+        previous = index
     return out
-
-
-def _flush(out: list[str], hidden: list[int], lines: list[str]) -> None:
-    if len(hidden) == 1:
-        out.append(lines[hidden[0]])
-    elif hidden:
-        out.append(f"[{len(hidden)} observations truncated here]")
-    hidden.clear()
 
 
 def _is_important(line: str) -> bool:

@@ -1,7 +1,9 @@
 """processors/observer/previous.py (and the Reflector's runner) count lines through the counter's line
 memo (``count_lines``/``count_joined``/``count_observation_lines``): the bound must be what counting every string afresh gave, for
 tokenx (whose runs never cross a newline: a joined text is the sum of its lines) and for a BPE
-counter (which counts the joined text itself). The reference below is the bound as it was before."""
+counter (which counts the joined text itself), and its candidates' search (the tails that fit found by
+bisection, a tail's important lines sliced, not listed) must pick what trying every tail gave. The
+reference below is the bound as it was before both: every string counted, every tail tried."""
 
 from __future__ import annotations
 
@@ -51,12 +53,31 @@ def _reference(text, budget, counter):
     if best is None:
         return "", True
     keep, tail = best
-    candidate = "\n".join(previous._assemble(lines, tail, keep))
+    candidate = "\n".join(_reference_assemble(lines, tail, keep))
     while tail > 0 and counter.count_string(candidate) > budget:
         tail -= 1
         keep = min(keep, tail)
-        candidate = "\n".join(previous._assemble(lines, tail, keep))
+        candidate = "\n".join(_reference_assemble(lines, tail, keep))
     return candidate, True
+
+
+def _reference_assemble(lines, tail, keep):
+    split = len(lines) - tail
+    important = [i for i in range(split - 1, -1, -1) if previous._is_important(lines[i])][:keep]
+    shown = set(important) | set(range(split, len(lines)))
+    out, hidden = [], []
+    for index, line in enumerate(lines + [None]):
+        if line is None or index in shown:
+            if len(hidden) == 1:
+                out.append(lines[hidden[0]])
+            elif hidden:
+                out.append(f"[{len(hidden)} observations truncated here]")
+            hidden.clear()
+            if line is not None:
+                out.append(line)
+        else:
+            hidden.append(index)
+    return out
 
 
 @pytest.mark.parametrize("name", ["tokenx", "o200k_base"])
@@ -67,6 +88,17 @@ def test_the_bound_is_what_counting_every_string_gave(name: str) -> None:
         text = "\n".join(_line(rng) for _ in range(rng.randint(1, 60)))
         budget = rng.choice([False, None, 0, 5, 20, 60, 150, 400, 5000])
         assert bound_observations(text, budget, counter) == _reference(text, budget, counter), (text, budget)
+
+
+def test_a_long_log_is_bound_as_trying_every_tail_gave() -> None:
+    """Logs of hundreds of lines, as an Observer call on a long thread sees, against budgets from a
+    few lines to most of the log: the searched candidate is the one every tail gave."""
+    counter = get_counter("tokenx")
+    rng = random.Random(23)
+    for _ in range(40):
+        text = "\n".join(_line(rng) for _ in range(rng.randint(200, 900)))
+        budget = rng.choice([10, 100, 500, 2000, 6000])
+        assert bound_observations(text, budget, counter) == _reference(text, budget, counter), budget
 
 
 @pytest.mark.parametrize("name", ["tokenx", "o200k_base"])
