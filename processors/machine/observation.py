@@ -102,7 +102,7 @@ def apply_observation_result(step: Step, flight: InFlight, result: ObserveResult
         text = append_observations(record.active_observations, addition, newest)
     step.update_record(
         active_observations=text,
-        observation_token_count=step.counter.count_observations(text),
+        observation_token_count=step.counter.count_observation_lines(text),
         total_tokens_observed=record.total_tokens_observed + flight.tokens,
         last_observed_at=max(record.last_observed_at or 0, newest),
     )
