@@ -11,7 +11,9 @@ Rule kept: only the one number changes, set on the aiokafka consumer before it s
 reads it when it builds its fetcher in ``start``). The consumer thread built here also carries the
 fetch and seek rules of streams/fetch_positions.py and the assignor rule of streams/split_assignor.py,
 and records its group member id (streams/group_predecessor.py); the consumer hands records to the
-streams by streams/fetch_handoff.py's rule; everything else about the consumer is Faust's.
+streams by streams/fetch_handoff.py's rule; everything else about the consumer is Faust's. The app's
+producer, made by this transport too, commits its partitions' transactions at once
+(streams/commit_together.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
+from streams.commit_together import ProducerCommittingTogether
 from streams.fetch_handoff import EagerHandoff
 from streams.fetch_positions import FetchPositions
 from streams.group_predecessor import RecordsMember
@@ -41,6 +44,7 @@ class _Consumer(EagerHandoff, faust_aiokafka.Consumer):
 
 class _Transport(faust_aiokafka.Transport):
     Consumer = _Consumer
+    Producer = ProducerCommittingTogether
 
     def __init__(self, url: Any, app: faust.App, fetch_max_wait_ms: int) -> None:
         super().__init__(url, app)
@@ -48,7 +52,7 @@ class _Transport(faust_aiokafka.Transport):
 
 
 def install(app: faust.App, fetch_max_wait_ms: int) -> None:
-    """Before the app starts: its consumer transport becomes this one (the producer's is separate)."""
+    """Before the app starts: its transport (the consumer's and the app's producer's) becomes this one."""
     if not app.conf.broker_consumer[0].scheme.startswith("kafka"):
         raise ValueError(f"the fetch-wait patch needs Faust's aiokafka transport, not {app.conf.broker_consumer[0]}")
     app.transport = _Transport(app.conf.broker_consumer, app, fetch_max_wait_ms)
