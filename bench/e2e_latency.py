@@ -1,6 +1,8 @@
 """End-to-end latency at a fixed offered load: produce a message → its status event is visible.
 
-Messages are sent at ``rate`` per second (paced, not in a burst) to a real worker; a message's
+Messages are sent at ``rate`` per second (paced, not in a burst) to a real worker, by a producer set
+as the SDK's (streams/sdk/delivery.py: idempotent, ``acks=all``, ``linger_ms=5``: what an app sending
+through it costs the broker; one request per message cost it half again); a message's
 latency ends when a read_committed consumer sees the status event whose ``applied_through`` is that
 message. The baseline is the broker alone at the same pace: a record's produce → consume round
 trip on a plain topic, so the ratio is what the processor and its transactions add. Issue 19's
@@ -36,8 +38,8 @@ PINGS = 200  # enough for a p99 of the broker alone, at the same pace
 
 
 async def paced(topic: str, items: list[tuple[str, bytes]], names: list[str], rate: float) -> dict[str, float]:
-    """Send ``items`` at ``rate``/s; returns when each (by name) was handed to the producer."""
-    producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, enable_idempotence=True, linger_ms=0)
+    """Send ``items`` at ``rate``/s as the SDK's producer would; returns when each (by name) was handed to it."""
+    producer = AIOKafkaProducer(bootstrap_servers=BOOTSTRAP, enable_idempotence=True, acks="all", linger_ms=5)
     await producer.start()
     sent: dict[str, float] = {}
     try:
