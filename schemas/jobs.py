@@ -62,6 +62,10 @@ class ObserveJob(JobHeader):
     prior_observations: str = ""
     buffered_observations: list[str] = Field(default_factory=list)
     pending_reflection: PendingReflection | None = None
+    previous_truncated: bool | None = Field(
+        default=None, description="``prior_observations`` is already what the Observer will be shown, cut "
+        "to ``previous_observer_tokens`` (streams/job_size.py, a job that did not fit otherwise); None = "
+        "the log whole, as the core made it")
     prior_metadata: PriorMetadata = Field(default_factory=PriorMetadata)
     thread_priors: dict[str, PriorMetadata] | None = Field(
         default=None, description="resource scope: each thread's values, by thread id"

@@ -35,7 +35,8 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.redaction import Redactor
-from processors.machine import Decision, Event, KeyState, decide, event_key
+from processors.machine import Decision, Event, KeyState, counter_for, decide, event_key
+from processors.observer.previous import bound_observations
 from schemas.base import SchemaError
 from schemas.control import decode_control
 from schemas.deltas import MessageInserted, MessageRefused
@@ -44,7 +45,7 @@ from schemas.jobs import ObserveResult, ReflectResult, decode_result
 from schemas.messages import ChatMessage
 from streams import tracing
 from streams.decoded import DECODED
-from streams.job_size import fit_job, too_big_result
+from streams.job_size import BoundPrevious, fit_job, too_big_result
 from streams.restart import error_name
 from streams.stored_messages import decoded_message, is_stored
 from streams.topics import RECORD_LIMIT, Topics
@@ -108,6 +109,9 @@ class BatchFolder:
         self.topics = topics
         self.record_limit = record_limit
         self._clock = clock
+        budget, counter = config.observation.previous_observer_tokens, counter_for(config)
+        self._bound_previous: BoundPrevious | None = (  # an oversized Observer job's prior log (streams/job_size.py)
+            None if budget is False else lambda text: bound_observations(text, budget, counter))
         self._decoders: dict[str, Callable[[bytes], Any]] = {
             topics.messages: decoded_message,
             topics.control: decode_control,
@@ -204,7 +208,7 @@ class BatchFolder:
             current = decisions.pop(0)
             state = current.state
             for job in current.jobs:
-                raw = fit_job(job, key_bytes, self.record_limit)
+                raw = fit_job(job, key_bytes, self.record_limit, self._bound_previous)
                 if raw is not None:
                     out.append(Outgoing(self.topics.jobs, p, key_bytes, raw))
                     continue

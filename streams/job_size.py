@@ -9,7 +9,14 @@ Rules this module keeps:
 
 * A job that fits :data:`~streams.topics.RECORD_LIMIT` is sent byte for byte as the core made it.
 * One that does not is compacted first: reasoning and ``data-*`` parts and message ``metadata`` —
-  nothing the Observer renders — are dropped. The model sees the same prompt.
+  nothing the Observer renders — are dropped. Then, if it still does not fit, the prior log (with
+  its buffered chunks and a pending reflection) becomes what the Observer will be shown of it, cut
+  to ``previous_observer_tokens`` (processors/observer/previous.py), with ``previous_truncated`` set
+  when that cut something: a log that ``observationTokens`` let grow past the limit (a 400,000-token
+  threshold made a sync job of 1.12 MB) no longer fails every Observer cycle. Either way the model
+  sees the same prompt. The cut runs only then: on the common path the worker that calls the model
+  bounds the log, off the processor's time. An Observer worker older than the field refuses such a
+  job (dead-lettered): upgrade the ``llm`` role before the processors.
 * One that still does not fit is not sent: :func:`too_big_result` is the failed result the
   processor folds in its place, so the cycle ends as a model failure would (``observation-failed``
   or ``buffering-failed``, naming the size), never in flight forever. The core keeps cycles small:
@@ -20,21 +27,45 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from processors.observer.previous import prior_observations_text
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from schemas.messages import ChatMessage, DataPart, ReasoningPart
 from streams.topics import RECORD_LIMIT
 
+BoundPrevious = Callable[[str], tuple[str, bool]]
+"""The prior log as the Observer will be shown it: ``(text, truncated?)``."""
 
-def fit_job(job: ObserveJob | ReflectJob, key: bytes, limit: int = RECORD_LIMIT) -> bytes | None:
-    """The job's record value within ``limit`` (with ``key``), or None when it cannot fit."""
+
+def fit_job(job: ObserveJob | ReflectJob, key: bytes, limit: int = RECORD_LIMIT,
+            bound_previous: BoundPrevious | None = None) -> bytes | None:
+    """The job's record value within ``limit`` (with ``key``), or None when it cannot fit.
+    ``bound_previous``: the configured bound of the prior log (None: ``previous_observer_tokens`` is off)."""
     raw = job.to_bytes()
     if len(raw) + len(key) <= limit:
         return raw
     if isinstance(job, ObserveJob):
-        raw = job.model_copy(update={"messages": [_unseen_dropped(m) for m in job.messages]}).to_bytes()
+        job = job.model_copy(update={"messages": [_unseen_dropped(m) for m in job.messages]})
+        raw = job.to_bytes()
         if len(raw) + len(key) <= limit:
             return raw
+        if bound_previous is not None:
+            raw = _previous_as_shown(job, bound_previous).to_bytes()
+            if len(raw) + len(key) <= limit:
+                return raw
     return None
+
+
+def _previous_as_shown(job: ObserveJob, bound_previous: BoundPrevious) -> ObserveJob:
+    pending = job.pending_reflection
+    text = prior_observations_text(job.prior_observations, job.buffered_observations,
+                                   (pending.text, pending.line_count) if pending else None)
+    if not text.strip():
+        return job
+    shown, truncated = bound_previous(text)
+    return job.model_copy(update={"prior_observations": shown, "buffered_observations": [],
+                                  "pending_reflection": None, "previous_truncated": truncated or None})
 
 
 def too_big_result(job: ObserveJob | ReflectJob, size: int, limit: int, now_ms: int) -> ObserveResult | ReflectResult:

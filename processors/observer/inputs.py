@@ -24,4 +24,5 @@ def bounded_previous(request: ObserverRequest, counter: TokenCounter) -> tuple[s
         request.buffered_observations,
         (pending.text, pending.line_count) if pending else None,
     )
-    return bound_observations(text, request.settings.previous_observer_tokens, counter)
+    bounded, truncated = bound_observations(text, request.settings.previous_observer_tokens, counter)
+    return bounded, truncated or request.previous_truncated

@@ -96,6 +96,8 @@ class ObserverRequest(BaseModel):
     prior_observations: str = ""
     buffered_observations: list[str] = Field(default_factory=list)
     pending_reflection: PendingReflection | None = None
+    previous_truncated: bool = Field(default=False, description="the prior observations were cut before they "
+                                     "came (the job's ``previous_truncated``): the Observer is told so")
     prior: PriorMetadata = Field(default_factory=PriorMetadata)
     settings: ObserverSettings = Field(default_factory=ObserverSettings)
     tz: str = "UTC"

@@ -7,16 +7,21 @@ from __future__ import annotations
 import orjson
 
 from processors.config import OMConfig
-from schemas.jobs import decode_job
+from processors.observer.inputs import bounded_previous
+from processors.observer.types import ObserverRequest, ObserverSettings
+from processors.tokens import get_counter
+from schemas.jobs import ObserveJob, PendingReflection, decode_job
 from schemas.lifecycle import decode_event
 from schemas.messages import ChatMessage
 from streams.fold import BatchFolder, InputRecord
+from streams.job_size import fit_job
 from streams.topics import Topics
 
 TOPICS = Topics.for_prefix("om")
 START = 1_733_000_000_000
 LIMIT = 40_000
 CONFIG = OMConfig.from_mastra({"observation": {"messageTokens": 1500, "bufferTokens": False}})
+COUNTER = get_counter()
 
 
 def _message(i: int, parts: list[dict]) -> InputRecord:
@@ -72,3 +77,54 @@ def test_any_other_record_over_the_limit_refuses_its_input_and_leaves_the_state(
     assert letter.topic == TOPICS.dlq and folded.changed == {}
     assert "record limit" in orjson.loads(letter.value)["error"]
     assert refusal.topic == TOPICS.records and orjson.loads(refusal.value)["kind"] == "message-refused"
+
+
+def _log(lines: int, salt: str) -> str:
+    return "\n".join(f"* {'🔴' if i % 7 == 0 else '🟡'} (10:{i % 60:02d}) {salt} note {i}: " + _words(i)[:180]
+                     for i in range(lines))
+
+
+def _observe_job(**prior) -> ObserveJob:
+    message = ChatMessage(id="m1", thread_id="t1", resource_id="r1", role="user", created_at=START,
+                          parts=[{"type": "text", "text": _words(1)}])
+    return ObserveJob(cycle_id="observe-1", key="thread:t1", thread_id="t1", resource_id="r1", record_id="rec",
+                      generation=0, issued_at=START, mode="sync", messages=[message], tokens_to_observe=60, **prior)
+
+
+def _shown(job: ObserveJob, budget: int) -> tuple[str, bool]:
+    """What the Observer is shown of the job's prior log, as the worker that calls the model bounds it."""
+    request = ObserverRequest(messages=job.messages, prior_observations=job.prior_observations,
+                              buffered_observations=job.buffered_observations,
+                              pending_reflection=job.pending_reflection,
+                              previous_truncated=bool(job.previous_truncated),
+                              settings=ObserverSettings(previous_observer_tokens=budget))
+    return bounded_previous(request, COUNTER)
+
+
+def test_a_job_too_big_for_its_prior_log_is_sent_with_the_log_as_the_observer_sees_it() -> None:
+    """A threshold that lets the log outgrow the record limit must not fail every Observer cycle: the
+    job carries the bounded log (chunks and a pending reflection folded in), and the prompt is the same."""
+    job = _observe_job(prior_observations=_log(1_500, "active"), buffered_observations=[_log(40, "chunk")],
+                       pending_reflection=PendingReflection(text=_log(30, "reflected"), line_count=600))
+    assert len(job.to_bytes()) > 200_000
+    folder = BatchFolder(CONFIG, TOPICS, record_limit=200_000)
+    raw = fit_job(job, b"thread:t1", 200_000, folder._bound_previous)
+    assert raw is not None and len(raw) < 50_000
+    sent = decode_job(raw)
+    assert sent.previous_truncated and not sent.buffered_observations and sent.pending_reflection is None
+    assert _shown(sent, 2000) == _shown(job, 2000) and _shown(job, 2000)[1]
+    assert sent.messages == job.messages
+
+
+def test_a_job_that_fits_carries_the_log_whole() -> None:
+    job = _observe_job(prior_observations=_log(300, "active"))
+    raw = fit_job(job, b"thread:t1", 1_000_000, BatchFolder(CONFIG, TOPICS)._bound_previous)
+    assert decode_job(raw) == job and b"previous_truncated" not in raw  # what older Observer workers read
+
+
+def test_without_a_bound_an_oversized_prior_log_still_fails_the_cycle() -> None:
+    unbounded = OMConfig.from_mastra({"observation": {"messageTokens": 1500, "previousObserverTokens": False}})
+    folder = BatchFolder(unbounded, TOPICS, record_limit=200_000)
+    assert folder._bound_previous is None
+    job = _observe_job(prior_observations=_log(1_500, "active"))
+    assert fit_job(job, b"thread:t1", 200_000, folder._bound_previous) is None
