@@ -239,7 +239,8 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             table.unwritten.discard(key)
             schedule.discard(key)
 
-    folder = BatchFolder(config, topics, redactor=redactor_for(settings) if settings.redact else None)
+    folder = BatchFolder(config, topics, record_limit=settings.large_record_limit or RECORD_LIMIT,
+                         redactor=redactor_for(settings) if settings.redact else None)
 
     @app.agent(inputs, name="om-processor")
     async def om_processor(stream: faust.StreamT) -> None:

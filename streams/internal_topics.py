@@ -28,12 +28,13 @@ import faust
 from streams import metrics
 from streams.services.kafka_replication import Replication
 from streams.services.kafka_topics import create_topics
+from streams.topics import LARGE_RECORD_BYTES
 
 log = logging.getLogger(__name__)
 
 Role = Literal["all", "processor", "llm"]
 STATE_TABLE = "om-state"
-MAX_RECORD_BYTES = 16 * 1024 * 1024  # a changelog record may exceed Kafka's 1 MB default (an older worker's full state)
+MAX_RECORD_BYTES = LARGE_RECORD_BYTES  # a changelog record may exceed Kafka's 1 MB default (an older worker's full state)
 REFRESH_EVERY_S = 0.5
 REFRESH_FOR_S = 120.0
 

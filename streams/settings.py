@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     replication: int | None = Field(default=None, ge=1, description="replication factor of every topic the "
                                     "pipeline creates; unset = the cluster's default.replication.factor "
                                     "(1 on the local broker, 3 on a three-node cluster)")
+    large_record_limit: int | None = Field(default=None, ge=1, description="bytes a job, result, event or "
+                                          "record snapshot may take: read at start from those topics' "
+                                          "max.message.bytes (streams/worker.py); unset = the 1 MB default's")
     config_file: Path | None = Field(default=None, description="JSON OM config (Mastra option names)")
     llm_concurrency: int = Field(default=4, ge=1, description="Observer/Reflector calls in flight per worker")
     offline_model_processes: int = Field(default=1, ge=0, le=64, description="`om run` (role all): child "

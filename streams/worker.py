@@ -24,12 +24,12 @@ from streams.llm.deterministic import offline
 from streams.llm.endpoints import configured_models
 from streams.llm.models import is_offline
 from streams.services.kafka_health import start_when_reachable
-from streams.services.kafka_topics import create_topics
+from streams.services.kafka_topics import MAX_MESSAGE_BYTES, create_topics, max_message_bytes
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
 from streams.settings import Settings
 from streams.startup import configured
 from streams.stop_deadline import StopDeadline
-from streams.topics import Topics
+from streams.topics import LARGE_RECORD_BYTES, Topics, record_limit
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,23 @@ async def ensure_topics(settings: Settings, role: Role | None = None) -> Setting
     and, for a ``role``, the topics its Faust app uses (streams/internal_topics.py: a consumer group
     assigns only topics its leader's metadata knows). The settings returned carry the replication
     used (unset: the cluster's default), so every topic Faust declares gets the same."""
-    names = Topics.for_prefix(settings.topic_prefix).all()
-    used = await create_topics(settings.kafka_bootstrap, names, settings.partitions, settings.replication)
+    topics = Topics.for_prefix(settings.topic_prefix)
+    large = topics.large()
+    used = await create_topics(settings.kafka_bootstrap, [n for n in topics.all() if n not in large],
+                               settings.partitions, settings.replication)
+    await create_topics(settings.kafka_bootstrap, large, settings.partitions, used.factor,
+                        config={MAX_MESSAGE_BYTES: str(LARGE_RECORD_BYTES)})
+    limit = record_limit(min((await max_message_bytes(settings.kafka_bootstrap, large)).values()))
+    if limit < record_limit(LARGE_RECORD_BYTES):
+        log.warning("om.topics.small_records", extra={
+            "record_limit": limit, "action": f"topics made before this version keep the broker's default; raise "
+                                             f"{MAX_MESSAGE_BYTES} of the jobs, results, events and records topics to "
+                                             f"{LARGE_RECORD_BYTES} (kafka-configs.sh --alter) so a large observation "
+                                             f"log fits"})
     if role is not None:
         await ensure_internal_topics(settings.kafka_bootstrap, settings.topic_prefix, role, settings.partitions,
                                      used.factor)
-    return settings.model_copy(update={"replication": used.factor})
+    return settings.model_copy(update={"replication": used.factor, "large_record_limit": limit})
 
 
 async def prepare_broker(settings: Settings, role: Role = "all") -> Settings:

@@ -25,6 +25,7 @@ from aiokafka.protocol.metadata import MetadataRequest
 from streams.services.kafka_replication import Replication
 
 DEFAULT_REPLICATION = "default.replication.factor"
+MAX_MESSAGE_BYTES = "max.message.bytes"
 
 
 async def create_topics(
@@ -82,6 +83,23 @@ async def cluster_replication(admin: AIOKafkaAdminClient) -> int:
             if entry["config_names"] == DEFAULT_REPLICATION:
                 return int(entry["config_value"])
     raise KafkaError(f"no broker told its {DEFAULT_REPLICATION}: {error!r}")
+
+
+async def max_message_bytes(bootstrap: str, names: Iterable[str]) -> dict[str, int]:
+    """Each topic's effective ``max.message.bytes`` (its own setting, else the broker's default)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        out = {}
+        for name in names:
+            resource = ConfigResource(ConfigResourceType.TOPIC, name, {MAX_MESSAGE_BYTES: None})
+            [response] = await admin.describe_configs([resource])
+            for entry in response.to_object()["resources"][0]["config_entries"]:
+                if entry["config_names"] == MAX_MESSAGE_BYTES:
+                    out[name] = int(entry["config_value"])
+        return out
+    finally:
+        await admin.close()
 
 
 def _raise_refusal(response: object) -> None:

@@ -8,12 +8,14 @@ laptop/test-speed choices.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
 
 from streams.services.kafka_cluster import LocalKafkaCluster
 from streams.settings import PROJECT_ROOT
+from streams.topics import LARGE_RECORD_BYTES, Topics
 
 COMPOSE = PROJECT_ROOT / "deploy" / "docker-compose.cluster.yml"
 TOPOLOGY = {"node.id", "controller.quorum.voters", "listeners", "advertised.listeners", "log.dirs",
@@ -62,3 +64,12 @@ def test_the_listed_differences_are_real_local_settings(tmp_path: Path) -> None:
     """A difference listed for a setting the local config no longer has would hide nothing."""
     local = _local_node(tmp_path, 1)
     assert set(LOCAL_ONLY) <= set(local), sorted(set(LOCAL_ONLY) - set(local))
+
+
+def test_the_compose_cluster_makes_the_log_carrying_topics_as_the_worker_does() -> None:
+    """topic-init creates the topics before any worker: those carrying an observation log must take the
+    records the worker's fold is told fit (streams/topics.py), the others keep Kafka's default."""
+    text = COMPOSE.read_text()
+    [(names, size)] = re.findall(r'case "\$\$name" in ([a-z|]+)\) large="--config max\.message\.bytes=(\d+)"', text)
+    large = {name.split(".")[1] for name in Topics.for_prefix("om").large()}
+    assert set(names.split("|")) == large and int(size) == LARGE_RECORD_BYTES
