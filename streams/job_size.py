@@ -7,7 +7,8 @@ tiny messages are 30k tokens but 1.5 MB of JSON. A job the broker refuses must n
 
 Rules this module keeps:
 
-* A job that fits :data:`~streams.topics.RECORD_LIMIT` is sent byte for byte as the core made it.
+* A job that fits the jobs topic's record limit (16 MiB by default, 1 MB on topics an earlier version
+  made: streams/topics.py) is sent byte for byte as the core made it.
 * One that does not is compacted first: reasoning and ``data-*`` parts and message ``metadata`` —
   nothing the Observer renders — are dropped. Then, if it still does not fit, the prior log (with
   its buffered chunks and a pending reflection) becomes what the Observer will be shown of it, cut

@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 async def ensure_topics(settings: Settings, role: Role | None = None) -> Settings:
     """Create the pipeline's topics with the configured partitions before any producer or agent,
     and, for a ``role``, the topics its Faust app uses (streams/internal_topics.py: a consumer group
-    assigns only topics its leader's metadata knows). The settings returned carry the replication
-    used (unset: the cluster's default), so every topic Faust declares gets the same."""
+    assigns only topics its leader's metadata knows). The topics that carry an observation log take
+    large records (streams/topics.py). The settings returned carry the replication used (unset: the
+    cluster's default), so every topic Faust declares gets the same, and the bytes a record may take
+    on those topics, as they are (``large_record_limit``: the processor's records fit it)."""
     topics = Topics.for_prefix(settings.topic_prefix)
     large = topics.large()
     used = await create_topics(settings.kafka_bootstrap, [n for n in topics.all() if n not in large],
