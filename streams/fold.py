@@ -12,8 +12,9 @@ Rules this module keeps:
   keyed otherwise is refused rather than folded into the wrong record.
 * Nothing sent exceeds the broker's record limit (streams/topics.py): an oversized job becomes a
   failed cycle (streams/job_size.py), an observed copy that cannot fit is left out (the topic's row
-  stays), any other oversized effect refuses its input; dead letters are bounded by their own
-  envelope (schemas/dlq.py).
+  stays), a model's answer whose effects cannot fit ends its cycle failed (never in flight for good),
+  any other oversized effect refuses its input; dead letters are bounded by their own envelope
+  (schemas/dlq.py).
 * A refused message the sink has stored anyway (it stores by the record alone:
   streams/stored_messages.py) gets a ``MessageRefused`` delta beside its dead letter, and so does a
   late message the core dropped: the sink hides the row, so the reader never serves what the
@@ -181,7 +182,17 @@ class BatchFolder:
         if decision.rejection is not None:
             raise _Rejected(decision.rejection.field, decision.rejection.reason)
         tracing.decided(event, states.get(key), decision)  # off: a None check (streams/tracing)
-        state, outgoing, events = self._effects(key, decision, record.partition)
+        try:
+            state, outgoing, events = self._effects(key, decision, record.partition)
+        except _Rejected as refused:
+            if not isinstance(event, (ObserveResult, ReflectResult)) or not event.ok:
+                raise
+            # an answer whose effects cannot be sent ends its cycle failed, as a model error would:
+            # refused as a dead letter, it would leave the cycle in flight for good
+            log.warning("om.result.unstorable", extra={"cycle_id": event.cycle_id, "reason": refused.reason})
+            failed = event.model_copy(update={"ok": False, "error": f"the answer cannot be stored: {refused.reason}"})
+            decision = decide(states.get(key), failed, self.config)
+            state, outgoing, events = self._effects(key, decision, record.partition)
         if state is None:
             if states.pop(key, None) is not None or key in result.changed:
                 result.changed.pop(key, None)

@@ -10,7 +10,7 @@ from processors.config import OMConfig
 from processors.observer.inputs import bounded_previous
 from processors.observer.types import ObserverRequest, ObserverSettings
 from processors.tokens import get_counter
-from schemas.jobs import ObserveJob, PendingReflection, decode_job
+from schemas.jobs import ObserveJob, ObserveResult, PendingReflection, decode_job
 from schemas.lifecycle import decode_event
 from schemas.messages import ChatMessage
 from streams.fold import BatchFolder, InputRecord
@@ -128,3 +128,22 @@ def test_without_a_bound_an_oversized_prior_log_still_fails_the_cycle() -> None:
     assert folder._bound_previous is None
     job = _observe_job(prior_observations=_log(1_500, "active"))
     assert fit_job(job, b"thread:t1", 200_000, folder._bound_previous) is None
+
+
+def test_an_answer_whose_effects_cannot_fit_ends_its_cycle_failed() -> None:
+    """Its observation-end event (which carries the answer) is over the limit: refused as a dead letter,
+    the result would leave the cycle in flight for good, and the thread would never observe again."""
+    records = [_message(i, [{"type": "text", "text": _words(i)}]) for i in range(30)]
+    folded, states, events, jobs = _fold(records)
+    job = decode_job(jobs[0].value)
+    answer = ObserveResult(cycle_id=job.cycle_id, key=job.key, generation=job.generation, mode=job.mode, ok=True,
+                           started_at=START, completed_at=START + 1000, observations="* 🔴 noted " + "x" * 60_000)
+    record = InputRecord(TOPICS.results, 0, 100, b"thread:t1", answer.to_bytes())
+    after = BatchFolder(CONFIG, TOPICS, clock=lambda: START / 1000, record_limit=LIMIT).fold([record], states)
+    kinds = [decode_event(o.value).type for o in after.outgoing if o.topic == TOPICS.events]
+    assert "observation-failed" in kinds and "observation-end" not in kinds
+    assert after.dead_letters == 0
+    assert all(f.cycle_id != job.cycle_id for f in states["thread:t1"].in_flight), "the cycle ended"
+    assert kinds.index("observation-start") > kinds.index("observation-failed"), "and the next one began"
+    assert {m.id for m in states["thread:t1"].window} >= {m.id for m in job.messages}, "its messages unobserved"
+    assert all(len(o.value) + len(o.key or b"") <= LIMIT for o in after.outgoing)
