@@ -23,6 +23,7 @@ from streams.harness.workers import EventLog, Signature, WorkerProcess, produce,
 from streams.llm.client import LiteLLMClient
 from streams.llm.jobs import run_job
 from streams.om_config import load_config
+from streams.topics import Topics
 
 __all__ = [  # the drivers live in streams.harness; the tests take them from here with the rest
     "EventLog", "ExpectedRun", "WorkerProcess", "conversation", "expected_run", "gated_conversation",
@@ -111,6 +112,17 @@ async def gated_conversation(worker_bootstrap: str, topic: str, log: EventLog, e
             assert got == want, _first_difference(key, got, want)
     for key in per_key:
         await log.wait_for(key, len(expected.events.get(key, [])))
+
+
+async def run_as_the_core(kafka_bootstrap: str, worker: WorkerProcess, expected: ExpectedRun,
+                          messages: list[ChatMessage], config: OMConfig) -> None:
+    """Produce ``messages`` to ``worker`` gated by the core's run; every key's lifecycle events must
+    equal the core's."""
+    topics = Topics.for_prefix(worker.prefix)
+    async with EventLog(kafka_bootstrap, topics.events) as log:
+        await gated_conversation(kafka_bootstrap, topics.messages, log, expected, messages, config)
+        for key, events in expected.events.items():
+            assert log.signatures(key) == events, key
 
 
 def _first_difference(key: str, got: list[Signature], want: list[Signature]) -> str:

@@ -19,8 +19,7 @@ import pytest
 from schemas.messages import ChatMessage
 from streams.sdk import OMClient
 from streams.services.worker_process import wait_http
-from streams.topics import Topics
-from tests.integration.pipeline import EventLog, WorkerProcess, expected_run, gated_conversation, worker_config
+from tests.integration.pipeline import WorkerProcess, expected_run, run_as_the_core, worker_config
 
 pytestmark = pytest.mark.integration
 
@@ -67,10 +66,7 @@ async def test_a_log_of_megabytes_is_observed_as_the_core_observes_it_and_read_w
     final = expected.snapshots["thread:t0"]
     assert len(final.to_bytes()) > 1_200_000, "the test must take records past Kafka's 1 MB default"
 
-    topics = Topics.for_prefix(worker.prefix)
-    async with EventLog(kafka_bootstrap, topics.events) as log:
-        await gated_conversation(kafka_bootstrap, topics.messages, log, expected, messages, config)
-        assert log.signatures("thread:t0") == expected.events["thread:t0"]
+    await run_as_the_core(kafka_bootstrap, worker, expected, messages, config)
 
     reader_url = f"http://127.0.0.1:{worker.handles[0].env['OM_READER_PORT']}"
     async with OMClient(worker.settings(), token=TOKEN, reader_url=reader_url) as client:

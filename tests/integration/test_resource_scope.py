@@ -21,17 +21,9 @@ from streams.replay.mastra_sources import MastraSQLiteSource
 from streams.replay.runner import ReplayOptions, replay
 from streams.sdk import OMClient
 from streams.services.worker_process import wait_http
-from streams.topics import Topics
 from streams.worker import ensure_topics
 from tests import mastra_import
-from tests.integration.pipeline import (
-    EventLog,
-    WorkerProcess,
-    conversation,
-    expected_run,
-    gated_conversation,
-    worker_config,
-)
+from tests.integration.pipeline import WorkerProcess, conversation, expected_run, run_as_the_core, worker_config
 
 pytestmark = pytest.mark.integration
 
@@ -59,10 +51,7 @@ async def test_two_threads_of_one_user_share_one_observed_record(worker: WorkerP
     final = expected.snapshots["resource:u1"].record
     assert final.active_observations and final.generation > 0, "the conversation must observe and reflect"
 
-    names = Topics.for_prefix(worker.prefix)
-    async with EventLog(kafka_bootstrap, names.events) as log:
-        await gated_conversation(kafka_bootstrap, names.messages, log, expected, messages, config)
-        assert log.signatures("resource:u1") == expected.events["resource:u1"]
+    await run_as_the_core(kafka_bootstrap, worker, expected, messages, config)
 
     reader_url = f"http://127.0.0.1:{worker.handles[0].env['OM_READER_PORT']}"
     async with OMClient(worker.settings(), token=TOKEN, reader_url=reader_url) as client:
