@@ -37,7 +37,7 @@ from typing import Any
 from processors.config import OMConfig
 from processors.redaction import Redactor
 from processors.machine import Decision, Event, KeyState, counter_for, decide, event_key
-from processors.observer.previous import bound_observations
+from processors.observer.inputs import previous_shown
 from schemas.base import SchemaError
 from schemas.control import decode_control
 from schemas.deltas import MessageInserted, MessageRefused
@@ -112,7 +112,8 @@ class BatchFolder:
         self._clock = clock
         budget, counter = config.observation.previous_observer_tokens, counter_for(config)
         self._bound_previous: BoundPrevious | None = (  # an oversized Observer job's prior log (streams/job_size.py)
-            None if budget is False else lambda text: bound_observations(text, budget, counter))
+            None if budget is False else lambda job: previous_shown(job.prior_observations, job.buffered_observations,
+                                                                   job.pending_reflection, budget, counter))
         self._decoders: dict[str, Callable[[bytes], Any]] = {
             topics.messages: decoded_message,
             topics.control: decode_control,

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from processors.observer.previous import prior_observations_text
 from schemas.jobs import ObserveJob, ObserveResult, ReflectJob, ReflectResult
 from schemas.messages import ChatMessage, DataPart, ReasoningPart
 from streams.topics import RECORD_LIMIT
 
-BoundPrevious = Callable[[str], tuple[str, bool]]
-"""The prior log as the Observer will be shown it: ``(text, truncated?)``."""
+BoundPrevious = Callable[[ObserveJob], tuple[str, bool]]
+"""A job's prior log as the Observer will be shown it: ``(text, truncated?)``."""
 
 
 def fit_job(job: ObserveJob | ReflectJob, key: bytes, limit: int = RECORD_LIMIT,
@@ -59,12 +58,9 @@ def fit_job(job: ObserveJob | ReflectJob, key: bytes, limit: int = RECORD_LIMIT,
 
 
 def _previous_as_shown(job: ObserveJob, bound_previous: BoundPrevious) -> ObserveJob:
-    pending = job.pending_reflection
-    text = prior_observations_text(job.prior_observations, job.buffered_observations,
-                                   (pending.text, pending.line_count) if pending else None)
-    if not text.strip():
+    shown, truncated = bound_previous(job)
+    if not truncated and not shown.strip():
         return job
-    shown, truncated = bound_previous(text)
     return job.model_copy(update={"prior_observations": shown, "buffered_observations": [],
                                   "pending_reflection": None, "previous_truncated": truncated or None})
 
