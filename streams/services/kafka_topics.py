@@ -90,13 +90,13 @@ async def max_message_bytes(bootstrap: str, names: Iterable[str]) -> dict[str, i
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
+        resources = [ConfigResource(ConfigResourceType.TOPIC, name, {MAX_MESSAGE_BYTES: None}) for name in names]
         out = {}
-        for name in names:
-            resource = ConfigResource(ConfigResourceType.TOPIC, name, {MAX_MESSAGE_BYTES: None})
-            [response] = await admin.describe_configs([resource])
-            for entry in response.to_object()["resources"][0]["config_entries"]:
-                if entry["config_names"] == MAX_MESSAGE_BYTES:
-                    out[name] = int(entry["config_value"])
+        for response in await admin.describe_configs(resources):  # one request for all of them
+            for resource in response.to_object()["resources"]:
+                for entry in resource["config_entries"]:
+                    if entry["config_names"] == MAX_MESSAGE_BYTES:
+                        out[resource["resource_name"]] = int(entry["config_value"])
         return out
     finally:
         await admin.close()
