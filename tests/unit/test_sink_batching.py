@@ -13,6 +13,7 @@ from typing import Any
 
 from processors.config import OMConfig
 from processors.machine import decide
+from streams.sink import batches
 from streams.sink.service import Sink, SinkOptions
 from streams.topics import Topics
 from tests.unit.machine.core_driver import T0, message
@@ -73,7 +74,8 @@ async def _collect(consumer: _Consumer, **options: Any) -> list[int]:
     return [r.n for r, _ in await _sink(consumer, **options)._collect()]
 
 
-async def test_a_batch_closes_when_the_records_stop_coming() -> None:
+async def test_a_batch_closes_when_the_records_stop_coming(monkeypatch) -> None:
+    monkeypatch.setattr(batches, "_now", lambda: 1000.0)  # the polls take no time: a loaded machine's do
     consumer = _Consumer({"p0": _events(1, 2)}, {"p1": _events(3)}, {}, {"p0": _events(4)})
     assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 2, 3], \
         "the record after the quiet poll waits for the next batch"
@@ -118,7 +120,6 @@ async def test_a_batch_closes_within_linger_ms_of_its_first_fold_however_busy_th
     """Records arrive every 4 ms (under the 10 ms linger): two chat messages, the fold of the first,
     then the next messages, whose folds (and the second's) need the processor's next commit. The batch closes 10 ms
     after the fold came, not at max_wait_ms once those folds come or the topics go quiet."""
-    from streams.sink import batches
 
     clock = {"now": 1000.0}
     monkeypatch.setattr(batches, "_now", lambda: clock["now"])
