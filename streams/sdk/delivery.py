@@ -8,6 +8,13 @@ Rules kept:
   stayed full past the producer's timeout) or its batch failed with a transient error. Those go
   again in their original order, through the same producer; the message id keeps a repeat harmless.
 * The producer is started through :func:`ride_through` (an unreachable bootstrap address waits).
+* A call that finds no other call of this client sending puts its records into closed batches, one
+  run per partition (``create_batch``/``send_batch``), which the producer sends at once: an agent's
+  acknowledged send does not pay the producer's linger (issue 19). While other calls are sending,
+  records go through ``send``, so concurrent calls share batches over the linger. Either way each
+  key's records keep their order: one producer, one partition per key, batches queued in order.
+  A closed batch's partition is the producer's own: its partitioner over the topic's partitions in
+  order (murmur2 of the key, as the Java client's).
 * While nothing is acknowledged for :data:`STALL_REPORT_S`, a progress line says so; once no
   record was acknowledged for ``deadline_s`` the call raises :class:`KafkaUnavailable`.
 """
@@ -20,6 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.errors import KafkaTimeoutError
 
 from streams.services.kafka_retry import Deadline, KafkaUnavailable, Report, ride_through
@@ -28,6 +36,8 @@ log = logging.getLogger(__name__)
 Record = tuple[bytes, bytes]  # (key, value)
 STALL_REPORT_S = 5.0
 STOP_TIMEOUT_S = 10.0
+LINGER_MS = 5  # how long a record sent beside other calls waits for company in its batch
+PARTITIONER = DefaultPartitioner()
 
 
 def log_report(line: str) -> None:
@@ -41,6 +51,7 @@ class Delivery:
         self.bootstrap, self.deadline_s, self.report, self.sleep = bootstrap, deadline_s, report, sleep
         self._producer: AIOKafkaProducer | None = None
         self._starting = asyncio.Lock()
+        self._sending = 0  # calls of this client between their first append and their last acknowledgement
 
     async def deliver(self, topic: str, records: list[Record]) -> None:
         """Return once every record is acknowledged, in order per key; raise past the deadline."""
@@ -71,7 +82,7 @@ class Delivery:
 
     async def _start(self) -> AIOKafkaProducer:
         producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap, enable_idempotence=True, acks="all",
-                                    linger_ms=5)
+                                    linger_ms=LINGER_MS, partitioner=PARTITIONER)
         try:
             await producer.start()
         except BaseException:
@@ -85,17 +96,15 @@ class Delivery:
         acks = _Acks()
         unsent: list[int] = []
         refused: list[BaseException] = []
+        alone = self._sending == 0
+        self._sending += 1
 
         async def append() -> None:
             try:
-                for position, index in enumerate(todo):
-                    key, value = records[index]
-                    try:
-                        acks.track(await producer.send(topic, value, key=key), index)
-                    except Exception as error:  # never appended: it and all after it go again, in order
-                        refused.append(error)
-                        unsent.extend(todo[position:])
-                        return
+                if alone:
+                    await _append_closed(producer, topic, records, todo, acks, unsent, refused)
+                else:
+                    await _append_open(producer, topic, records, todo, acks, unsent, refused)
             finally:
                 acks.changed.set()
 
@@ -111,6 +120,7 @@ class Delivery:
                 if acks.acked > acked_before:
                     deadline.reset()
         finally:
+            self._sending -= 1
             if not appending.done():
                 appending.cancel()
         again = sorted(index for index, _ in acks.failed) + unsent
@@ -126,6 +136,61 @@ class Delivery:
                     f"still trying for {left:.0f} s")
 
 
+async def _append_open(producer: AIOKafkaProducer, topic: str, records: list[Record], todo: list[int],
+                       acks: _Acks, unsent: list[int], refused: list[BaseException]) -> None:
+    """Each record through ``send``: it joins the partition's open batch, which lingers for company."""
+    for position, index in enumerate(todo):
+        key, value = records[index]
+        try:
+            acks.track(await producer.send(topic, value, key=key), [index])
+        except Exception as error:  # never appended: it and all after it go again, in order
+            refused.append(error)
+            unsent.extend(todo[position:])
+            return
+
+
+async def _append_closed(producer: AIOKafkaProducer, topic: str, records: list[Record], todo: list[int],
+                         acks: _Acks, unsent: list[int], refused: list[BaseException]) -> None:
+    """The records in closed batches, a run per partition in the records' order, sent without lingering."""
+    try:
+        partitions = sorted(await producer.partitions_for(topic))
+    except Exception as error:
+        refused.append(error)
+        unsent.extend(todo)
+        return
+    batches = _closed_batches(producer, topic, records, todo, partitions)
+    for position, (partition, batch, indices) in enumerate(batches):
+        try:
+            acks.track(await producer.send_batch(batch, topic, partition=partition), indices)
+        except Exception as error:  # never queued: its records and every later batch's go again
+            refused.append(error)
+            unsent.extend(sorted(index for _, _, later in batches[position:] for index in later))
+            return
+
+
+def _closed_batches(producer: AIOKafkaProducer, topic: str, records: list[Record], todo: list[int],
+                    partitions: list[int]) -> list[tuple[int, object, list[int]]]:
+    """``(partition, closed batch, record indices)`` in the order they are to be queued."""
+    open_batches: dict[int, tuple[object, list[int]]] = {}
+    done: list[tuple[int, object, list[int]]] = []
+    for index in todo:
+        key, value = records[index]
+        partition = PARTITIONER(key, partitions, partitions)
+        batch, indices = open_batches.get(partition) or (None, [])
+        if batch is None or batch.append(timestamp=None, key=key, value=value) is None:
+            if batch is not None:
+                batch.close()
+                done.append((partition, batch, indices))
+            batch, indices = producer.create_batch(), []
+            batch.append(timestamp=None, key=key, value=value)  # a fresh batch takes any one record
+            open_batches[partition] = (batch, indices)
+        indices.append(index)
+    for partition, (batch, indices) in open_batches.items():
+        batch.close()
+        done.append((partition, batch, indices))
+    return done
+
+
 class _Acks:
     """Counts acknowledgements as they come (callbacks, so thousands of records cost no polling)."""
 
@@ -134,17 +199,18 @@ class _Acks:
         self.failed: list[tuple[int, BaseException]] = []
         self.changed = asyncio.Event()
 
-    def track(self, future: asyncio.Future, index: int) -> None:
+    def track(self, future: asyncio.Future, indices: list[int]) -> None:
+        """``future`` acknowledges (or fails) the records at ``indices`` together."""
         self.pending += 1
-        future.add_done_callback(lambda done: self._done(done, index))
+        future.add_done_callback(lambda done: self._done(done, indices))
 
-    def _done(self, future: asyncio.Future, index: int) -> None:
+    def _done(self, future: asyncio.Future, indices: list[int]) -> None:
         self.pending -= 1
         error = asyncio.CancelledError() if future.cancelled() else future.exception()
         if error is None:
-            self.acked += 1
+            self.acked += len(indices)
         else:
-            self.failed.append((index, error))
+            self.failed.extend((index, error) for index in indices)
         self.changed.set()
 
 
