@@ -21,6 +21,7 @@ from streams.decoded import DECODED
 from streams.migrate import apply_migrations
 from streams.reader.context_cache import ContextCache
 from streams.reader.fold_watch import FoldWatch
+from streams.reader.queries import context_key_hashes
 from streams.reader.serve import ReaderLoop, start_reader
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
@@ -69,11 +70,27 @@ async def start(app: faust.App, settings: Settings, config: OMConfig, running: d
         await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(sink.landings.landed(), sink_loop))
 
     running["reader"] = await reads.run(start_reader(reading, settings, config, cache, folds, landed))
+    keys = await asyncio.to_thread(connect, settings.clickhouse_dsn, handle="reader-keys")
+    running["stored_keys"] = asyncio.ensure_future(_know_stored_keys(keys, cache))
     log.info("om.embedded.ready", extra={"migrations_applied": len(applied),
                                          "reader_port": settings.reader_port})
 
 
+async def _know_stored_keys(client: Any, cache: ContextCache) -> None:
+    """The cache learns which keys the table holds, after start (a large table takes a while): a
+    first read of a key it never held then needs no query (streams/reader/context_cache.py)."""
+    try:
+        hashes = await asyncio.to_thread(context_key_hashes, client)
+    except Exception as error:  # noqa: BLE001 - without them every unknown key is queried, as before
+        log.warning("om.embedded.stored_keys_unread", extra={"error": error_name(error)})
+        return
+    cache.know_stored(hashes)
+    log.info("om.embedded.stored_keys", extra={"keys": len(hashes)})
+
+
 async def stop(running: dict[str, Any]) -> None:
+    if "stored_keys" in running:
+        running.pop("stored_keys").cancel()
     if "reader" in running:
         await running["reads"].run(running.pop("reader").cleanup())
     if "reads" in running:

@@ -15,6 +15,12 @@ than that is not kept, so the cache never answers with a row older than one alre
 ``status()`` and ``context()`` read the same entry, so a context is never older than the status.
 With a ClickHouse server (other sinks write) there is no cache: every read is one query.
 
+A key with no row at all (a thread's first turn) is answered without a query once the cache knows
+the table's keys (:meth:`ContextCache.know_stored`: each key's :func:`key_hash`, read after the cache
+began taking the sink's writes, 8 bytes a key): a key neither among them nor written since has no
+row. Such a read gets an empty entry, which the key's first rows then fill as any entry's. Until
+the keys are known, and for any key that matches one of them, the read queries as before.
+
 Entries are per lookup key and hold every resource's row of it (or none): a hit costs the same
 whether the thread is the caller's, another resource's or missing, so timing tells nothing. At most
 ``capacity`` keys are kept, least recently used dropped first. The sink calls from its writer thread,
@@ -23,9 +29,12 @@ the reader from the event loop: one lock guards both.
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import threading
+from array import array
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from streams.reader.queries import ContextRow, decode_context_row
@@ -40,12 +49,24 @@ class ContextCache:
         self._newest: dict[str, int] = {}  # per key ever written: one int each
         self._entries: OrderedDict[str, tuple[int, dict[str, ContextRow]]] = OrderedDict()
         self._landing: dict[str, dict[str, Sequence[Any]]] = {}  # rows announced, not inserted yet, of keys not held
+        self._stored: array | None = None  # sorted key_hash of the keys the table held, once known
         self._lock = threading.Lock()
 
+    def know_stored(self, hashes: Iterable[int]) -> None:
+        """The :func:`key_hash` of every key the table holds, read after this cache began taking the
+        sink's writes (so a key written since is in ``_newest`` if the read missed it)."""
+        stored = array("Q", sorted(hashes))
+        with self._lock:
+            self._stored = stored
+
     def get(self, key: str) -> KeyRows | None:
-        """The key's rows, unless a newer row has been written than the entry holds."""
+        """The key's rows, unless a newer row has been written than the entry holds; no rows for a
+        key the table never held and no write has named since."""
         with self._lock:
             entry = self._entries.get(key)
+            if entry is None and self._never_stored(key):
+                entry = self._entries[key] = (0, {})
+                self._trim()
             if entry is None or entry[0] < self._newest.get(key, 0):
                 return None
             self._entries.move_to_end(key)
@@ -69,9 +90,20 @@ class ContextCache:
                 self._entries[key] = (version, dict(rows))
                 self._entries.move_to_end(key)
                 self._landing.pop(key, None)  # the entry holds them now
-            while len(self._entries) > self._capacity:
-                self._entries.popitem(last=False)
+            self._trim()
             return rows
+
+    def _never_stored(self, key: str) -> bool:
+        stored = self._stored
+        if stored is None or key in self._newest or key in self._landing:
+            return False
+        hashed = key_hash(key)
+        at = bisect.bisect_left(stored, hashed)
+        return at == len(stored) or stored[at] != hashed
+
+    def _trim(self) -> None:
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
 
     def forget(self, keys: Sequence[str]) -> None:
         """Drop the entries and announced rows of ``keys`` (a write that failed after announcing).
@@ -111,3 +143,9 @@ class ContextCache:
                     if not waiting:
                         del self._landing[key]
                 self._newest[key] = max(version, self._newest.get(key, 0))
+
+
+def key_hash(key: str) -> int:
+    """The first 8 bytes of the key's MD5, little-endian: what ``queries.context_key_hashes`` reads
+    from the table for each key."""
+    return int.from_bytes(hashlib.md5(key.encode()).digest()[:8], "little")

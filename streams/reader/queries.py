@@ -323,6 +323,19 @@ def latest_status_rows(client: Client, keys: Sequence[ResourceKey]) -> list[tupl
     return [found.get(key) for key in keys]
 
 
+# Each lookup key that has a context row, as the first 8 bytes of its MD5 read little-endian
+# (streams/reader/context_cache.py ``key_hash``): 8 bytes a key, whatever the keys' length.
+_CONTEXT_KEY_HASHES = """
+SELECT DISTINCT reinterpretAsUInt64(substring(MD5(lookup_key), 1, 8)) FROM om_contexts
+"""
+
+
+def context_key_hashes(client: Client) -> list[int]:
+    """The hashes of every lookup key with a context row (``key_hash``), in no order."""
+    columns = client.query(_CONTEXT_KEY_HASHES).result_columns
+    return [int(value) for value in columns[0]] if columns else []
+
+
 def context_rows(client: Client, keys: Sequence[str]) -> list[dict[str, ContextRow]]:
     """Every resource's context row of each lookup key, by resource id (one primary-key query)."""
     found: dict[str, dict[str, ContextRow]] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import orjson
 
-from streams.reader.context_cache import ContextCache
+from streams.reader.context_cache import ContextCache, key_hash
 from streams.reader.queries import decode_context_row
 
 
@@ -83,3 +83,35 @@ def test_an_announced_row_leaves_once_inserted_and_with_its_write_withdrawn() ->
     withdrawn.forget(["thread:t"])  # the write failed: the tables decide again
     served = withdrawn.put("thread:t", rows(raw(5)))
     assert served["r"].version == 5 and withdrawn.get("thread:t") is None, "served, not kept: 9 was announced"
+
+
+def test_a_key_the_table_never_held_has_no_rows_once_the_tables_keys_are_known() -> None:
+    cache = ContextCache()
+    assert cache.get("thread:new") is None, "the table's keys unknown yet: the read queries"
+    cache.know_stored([key_hash("thread:t"), key_hash("thread:other")])
+    assert cache.get("thread:new") == {}, "never stored, never written: no rows, no query"
+    assert cache.get("thread:t") is None, "held by the table: queried"
+
+
+def test_a_key_written_or_announced_since_is_never_taken_for_one_without_rows() -> None:
+    late = ContextCache()
+    late.written([raw(3)])  # inserted after the cache began, and missed by the read of the table's keys
+    late.know_stored([])
+    assert late.get("thread:t") is None
+    announced = ContextCache()
+    announced.know_stored([])
+    announced.landing([raw(7)])  # not inserted yet
+    assert announced.get("thread:t") is None
+    served = announced.put("thread:t", {})
+    assert served["r"].version == 7, "the query that found the table behind is served the announced row"
+
+
+def test_a_first_reads_empty_entry_takes_the_keys_first_rows() -> None:
+    cache = ContextCache()
+    cache.know_stored([])
+    assert cache.get("thread:t") == {}
+    cache.landing([raw(7, observations="first")])
+    held = cache.get("thread:t")
+    assert held is not None and held["r"].version == 7 and held["r"].head.active_observations == "first"
+    cache.written([raw(7, observations="first")])
+    assert cache.get("thread:t")["r"].version == 7
