@@ -157,7 +157,7 @@ class Reader:
         listing the message need no query; else one query says whether the fold is stored (unless
         the sink said so) and which observation, if any, covers the message."""
         if not wait.folded and not wait.looked:
-            remembered = await self._waits.folded(awaited, self._applied.load)
+            remembered = await self._waits.folded(awaited, self._applied_ids)
             if remembered is not None:
                 wait.looked = True
                 if not remembered:
@@ -179,6 +179,13 @@ class Reader:
         rows = await self._handed_rows(awaited, wait)
         own = rows.get(awaited.resource_id)
         return rows if own is not None and own.covers(awaited.message_id, observed_at) else None
+
+    async def _applied_ids(self, key: tuple[str, str]) -> frozenset[str]:
+        """The message ids the ``(resource, key)``'s stored status events applied. A key the table
+        never held has none: the sink stores a key's context row before its events."""
+        if self._cache is not None and self._cache.never_stored(key[1]):
+            return frozenset()
+        return await self._applied.load(key)
 
     async def _handed_rows(self, awaited: AwaitedMessage, wait: Wait) -> KeyRows:
         """The key's rows, the caller's own being the row the sink handed the wait when that is newer

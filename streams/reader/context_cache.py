@@ -93,6 +93,12 @@ class ContextCache:
             self._trim()
             return rows
 
+    def never_stored(self, key: str) -> bool:
+        """Whether ``key`` has no row: the table did not hold it and no write has named it since
+        (False while the table's keys are not known)."""
+        with self._lock:
+            return self._never_stored(key)
+
     def _never_stored(self, key: str) -> bool:
         stored = self._stored
         if stored is None or key in self._newest or key in self._landing:
