@@ -6,9 +6,11 @@ waiting at most ``max_wait_ms`` for the first; while the batch holds only chat m
 to ``max_wait_ms`` after them for more (the processor's records of those messages, which
 follow within tens of ms); then taking what keeps arriving within ``linger_ms``, unless
 every chat message in the batch already has its fold's status (:mod:`streams.sink.fold_gaps`),
-and for no longer than ``linger_ms`` after the first of the processor's records came: on busy
-topics records never stop coming, and a batch kept open for the next messages' folds (which need
-the processor's next commit) held the announce of the folds it had, up to ``max_wait_ms``.
+and only while the processor's records keep coming (a poll that brings chat messages alone closes
+it), for no longer than ``linger_ms`` after the first of them came: on busy topics records never
+stop coming, and a batch kept open for the next messages' folds (which need the processor's next
+commit) held the announce of the folds it had, up to ``max_wait_ms`` (then up to ``linger_ms``, on
+every read-your-writes wait of 32 busy agents: bench 8).
 
 A batch closes as soon as the records stop coming, so a quiet pipeline's records reach the
 tables one flush after they are committed, not ``max_wait_ms`` later; under load the
@@ -54,6 +56,7 @@ async def collect(consumer: Any, convert: Callable[[ConsumerRecord], Rows | Exce
             break
         if got and not records:  # the messages' folds get a whole max_wait, however late they came
             deadline = _now() + max_wait_ms / 1000
+        came_folded = False
         for partition_records in got.values():
             for record in partition_records:
                 converted = convert(record)
@@ -63,9 +66,12 @@ async def collect(consumer: Any, convert: Callable[[ConsumerRecord], Rows | Exce
                         gaps.message(converted)
                     elif record.topic == topics.events:
                         gaps.event(converted)
-            if not folded and any(r.topic != topics.messages for r in partition_records):
+            came_folded = came_folded or any(r.topic != topics.messages for r in partition_records)
+            if not folded and came_folded:
                 folded = True  # from now on the batch closes within linger_ms, however busy the topics
                 deadline = min(deadline, _now() + linger_ms / 1000)
+        if lingering and not came_folded:
+            break  # the processor's records stopped coming: chat messages alone do not hold the batch open
     return records
 
 

@@ -118,8 +118,9 @@ async def test_a_batch_whose_messages_all_have_their_folds_closes_without_linger
 
 async def test_a_batch_closes_within_linger_ms_of_its_first_fold_however_busy_the_topics(monkeypatch) -> None:
     """Records arrive every 4 ms (under the 10 ms linger): two chat messages, the fold of the first,
-    then the next messages, whose folds (and the second's) need the processor's next commit. The batch closes 10 ms
-    after the fold came, not at max_wait_ms once those folds come or the topics go quiet."""
+    more folds (another partition's transaction), then the next messages, whose folds (and the second's)
+    need the processor's next commit. The batch takes the folds while they keep coming and closes
+    within 10 ms of the first, not at max_wait_ms once those folds come or the topics go quiet."""
 
     clock = {"now": 1000.0}
     monkeypatch.setattr(batches, "_now", lambda: clock["now"])
@@ -133,10 +134,20 @@ async def test_a_batch_closes_within_linger_ms_of_its_first_fold_however_busy_th
             clock["now"] += 0.004
             return await super().getmany(timeout_ms, max_records)
 
-    answers = [{"m0": _messages(1)}, {"m0": _messages(2)}, {"e0": _events(100, of=1)},
-               *({"m0": _messages(n)} for n in range(3, 40))]
+    answers = [{"m0": _messages(1)}, {"m0": _messages(2)}, {"e0": _events(100, of=1)}, {"e1": _events(101)},
+               {"e1": _events(102)}, *({"m0": _messages(n)} for n in range(3, 40))]
     consumer = _Busy(*answers)
-    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 2, 100, 3, 4], \
-        "two more records (8 ms) after the fold, not the next ones"
+    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 2, 100, 101, 102], \
+        "the folds that came within 10 ms of the first, not the next messages after them"
     assert len(consumer.timeouts) == 6 and all(t <= 10 for t in consumer.timeouts[3:]), \
         "each poll after the fold waits only for what is left of the 10 ms"
+
+
+async def test_after_the_folds_a_poll_of_chat_messages_alone_closes_the_batch(monkeypatch) -> None:
+    """The processor's records of one commit come in a poll or two; the chat messages after them are
+    the next turns', whose folds need the next commit: the batch does not linger on for them."""
+    monkeypatch.setattr(batches, "_now", lambda: 1000.0)  # every poll answers at once: a busy topic's do
+    consumer = _Consumer({"m0": _messages(1)}, {"e0": _events(100)}, {"e1": _events(101)},
+                         {"m0": _messages(2)}, {"m0": _messages(3)}, {"e0": _events(102, of=2)})
+    assert await _collect(consumer, max_wait_ms=60_000, linger_ms=10) == [1, 100, 101, 2]
+    assert len(consumer.timeouts) == 4
