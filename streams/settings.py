@@ -90,8 +90,10 @@ class Settings(BaseSettings):
     sink_group: str = Field(default="", description="consumer group of the ClickHouse sink; empty = <prefix>-sink")
     sink_max_batch: int = Field(default=5000, ge=1, description="records per ClickHouse insert, at most")
     sink_max_wait_ms: int = Field(default=200, ge=1, description="how long a batch may wait to fill")
-    sink_linger_ms: int = Field(default=10, ge=0, description="a sink batch closes once no record came for "
-                                "this long (and sink_max_wait_ms after its first poll in any case)")
+    sink_linger_ms: int = Field(default=3, ge=0, description="once the processor's records came, a sink batch "
+                                "takes more of them for at most this long (a commit's partitions land within "
+                                "a few ms; every read-your-writes wait pays it), and closes once none came; "
+                                "sink_max_wait_ms after its first poll in any case")
     sink_gather_ms: int = Field(default=1000, ge=0, le=60_000, description="embedded worker: its sink's started "
                                 "batches (their rows already handed to the reader) are inserted together once "
                                 "the oldest waited this long, or at once when a read of the tables waits for "

@@ -22,7 +22,7 @@ class SinkOptions:
     group_id: str = "om-sink"
     max_batch: int = 5000
     max_wait_ms: int = 200
-    linger_ms: int = 10  # a batch closes once no record came for this long (streams/sink/batches.py)
+    linger_ms: int = 3  # after the processor's records, a batch takes more for this long (streams/sink/batches.py)
     retry_initial_s: float = 0.2
     retry_max_s: float = 10.0
     consumer: dict[str, Any] = field(default_factory=dict)
