@@ -27,8 +27,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.errors import KafkaTimeoutError
+from aiokafka.partitioner import DefaultPartitioner
 
 from streams.services.kafka_retry import Deadline, KafkaUnavailable, Report, ride_through
 
@@ -158,7 +158,7 @@ async def _append_closed(producer: AIOKafkaProducer, topic: str, records: list[R
         refused.append(error)
         unsent.extend(todo)
         return
-    batches = _closed_batches(producer, topic, records, todo, partitions)
+    batches = _closed_batches(producer, records, todo, partitions)
     for position, (partition, batch, indices) in enumerate(batches):
         try:
             acks.track(await producer.send_batch(batch, topic, partition=partition), indices)
@@ -168,7 +168,7 @@ async def _append_closed(producer: AIOKafkaProducer, topic: str, records: list[R
             return
 
 
-def _closed_batches(producer: AIOKafkaProducer, topic: str, records: list[Record], todo: list[int],
+def _closed_batches(producer: AIOKafkaProducer, records: list[Record], todo: list[int],
                     partitions: list[int]) -> list[tuple[int, object, list[int]]]:
     """``(partition, closed batch, record indices)`` in the order they are to be queued."""
     open_batches: dict[int, tuple[object, list[int]]] = {}
