@@ -6,8 +6,8 @@ helpers live here because the actor's wording of time is this room's concern, an
 borrows them for the temporal-gap reminder.
 """
 
-from processors.context.build import AgentContext, build_context
-from processors.context.dates import format_reminder_timestamp, iso_timestamp, temporal_gap_text
+from processors.context.build import AgentContext, build_context, observations_for_actor
+from processors.context.dates import day_key, format_reminder_timestamp, iso_timestamp, temporal_gap_text
 from processors.context.other_conversations import other_conversations_block
 from processors.context.prompts import (
     CONTINUATION_HINT,
@@ -27,8 +27,10 @@ __all__ = [
     "OTHER_CONVERSATIONS_OPEN",
     "AgentContext",
     "build_context",
+    "day_key",
     "format_reminder_timestamp",
     "iso_timestamp",
+    "observations_for_actor",
     "other_conversations_block",
     "temporal_gap_text",
 ]

@@ -73,11 +73,14 @@ def build_context(
     timezone: str = "UTC",
     working_memory: str | None = None,
     other_conversations: str = "",
+    shown_observations: str | None = None,
 ) -> AgentContext:
     """Assemble the context; ``extracted_slugs`` names custom extractors whose values are shown;
     ``working_memory`` is the Observer-managed state block, delivered after everything else;
     ``other_conversations`` (resource scope, :mod:`processors.context.other_conversations`) goes between
-    the preamble and the observations, and like them only once there are observations."""
+    the preamble and the observations, and like them only once there are observations.
+    ``shown_observations``: :func:`observations_for_actor` of these arguments, when the caller keeps
+    it (a reader serving one record many times a day); computed here otherwise."""
     messages = sorted(unobserved, key=lambda m: m.created_at)
     state = [f"<working-memory>\n{working_memory}\n</working-memory>"] if working_memory else []
     if not active_observations.strip():
@@ -86,9 +89,8 @@ def build_context(
     preamble = OBSERVATIONS_PREAMBLE
     if retrieval_instructions:
         preamble = f"{preamble}\n\n{retrieval_instructions}"
-    grouped = render_groups_for_context(active_observations) if retrieval_instructions else None
-    text = grouped if grouped is not None else optimize_observations_for_context(active_observations)
-    text = add_relative_time_to_observations(text, now_ms, timezone)
+    text = shown_observations if shown_observations is not None else observations_for_actor(
+        active_observations, now_ms, timezone, grouped=bool(retrieval_instructions))
     system = [preamble, *([other_conversations] if other_conversations else []), OBSERVATIONS_OPEN,
               *split_observations(text)]
     if meta is not None:
@@ -102,6 +104,15 @@ def build_context(
         parts=[TextPart(text=f"<system-reminder>{CONTINUATION_HINT}</system-reminder>")],
     )
     return AgentContext(system=system, continuation=continuation, messages=messages)
+
+
+def observations_for_actor(active_observations: str, now_ms: int, timezone: str, *, grouped: bool) -> str:
+    """The observation log as the actor reads it: leaner (or grouped for recall, ``grouped``) and
+    annotated with how long ago each date was. It reads ``now_ms`` only through
+    :func:`~processors.context.dates.day_key`, so within one such key it is the same text."""
+    regrouped = render_groups_for_context(active_observations) if grouped else None
+    text = regrouped if regrouped is not None else optimize_observations_for_context(active_observations)
+    return add_relative_time_to_observations(text, now_ms, timezone)
 
 
 def _metadata_blocks(meta: ThreadMeta, hints: bool, slugs: Sequence[str]) -> list[str]:

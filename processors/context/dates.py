@@ -82,6 +82,14 @@ def _calendar_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
+def day_key(now_ms: int, tz: str) -> tuple[date, bool]:
+    """What :func:`days_since` and :func:`is_before_now` read of ``now_ms``: the day it falls on in
+    ``tz``, and whether it is that day's first instant (the one instant at which the day itself
+    has not begun to pass). Any two instants with the same key give both the same answers."""
+    now = datetime.fromtimestamp(now_ms / 1000, ZoneInfo(tz)).replace(tzinfo=None)
+    return now.date(), now == datetime(now.year, now.month, now.day)
+
+
 def days_since(day: date, now_ms: int, tz: str) -> int:
     """Whole days from the start of ``day`` (in ``tz``) to now; negative when ``day`` is ahead."""
     now = datetime.fromtimestamp(now_ms / 1000, ZoneInfo(tz)).replace(tzinfo=None)

@@ -24,7 +24,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
-from processors.context import AgentContext, build_context
+from processors.context import AgentContext, build_context, day_key, observations_for_actor
 from processors.machine import counter_for
 from processors.machine import lookup_key
 from processors.context import other_conversations_block
@@ -102,16 +102,23 @@ class Reader:
         row, head = view.row, view.head
         observation = self.config.observation
         tz = head.timezone if head is not None else self.config.timezone
+        now = now_ms if now_ms is not None else int(time.time() * 1000)
+        recall = self._recall_guidance()
+        shown = None
+        if head is not None and head.active_observations.strip():  # the log's actor text: once per row and day
+            shown = row.derived(("observations for the actor", tz, bool(recall), day_key(now, tz)),
+                                lambda: observations_for_actor(head.active_observations, now, tz, grouped=bool(recall)))
         shows_others = self.config.scope == "resource" and head is not None and bool(head.active_observations.strip())
         others = [t for t in row.speaking_threads if t != thread_id] if shows_others else []
         context = build_context(
             head.active_observations if head is not None else "",
             row.window(thread_id),
-            now_ms if now_ms is not None else int(time.time() * 1000),
+            now,
             meta=head.threads.get(thread_id) if head is not None else None,
             continuation_hints=bool(observation.continuation_hints),
             extracted_slugs=[spec.slug for spec in observation.extract if spec.include_previous_extraction],
-            retrieval_instructions=self._recall_guidance(),
+            retrieval_instructions=recall,
+            shown_observations=shown,
             working_memory=row.working_memory if observation.manage_working_memory else None,
             timezone=tz,
             other_conversations=row.derived(
