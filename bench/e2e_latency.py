@@ -1,8 +1,9 @@
 """End-to-end latency at a fixed offered load: produce a message → its status event is visible.
 
 Messages are sent at ``rate`` per second (paced, not in a burst) to a real worker, by a producer set
-as the SDK's (streams/sdk/delivery.py: idempotent, ``acks=all``, ``linger_ms=5``: what an app sending
-through it costs the broker; one request per message cost it half again); a message's
+as the SDK's is for sends beside each other (streams/sdk/delivery.py: idempotent, ``acks=all``,
+``linger_ms=5``: what an app sending through it costs the broker; one request per message cost it
+half again; a send alone goes at once, without the linger); a message's
 latency ends when a read_committed consumer sees the status event whose ``applied_through`` is that
 message. The baseline is the broker alone at the same pace: a record's produce → consume round
 trip on a plain topic, so the ratio is what the processor and its transactions add. Issue 19's
