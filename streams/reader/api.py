@@ -24,7 +24,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
-from processors.context import AgentContext, build_context, day_key, observations_for_actor
+from processors.context import AgentContext, build_context
 from processors.machine import counter_for
 from processors.machine import lookup_key
 from processors.context import other_conversations_block
@@ -32,6 +32,7 @@ from processors.recall.instructions import recall_instructions
 from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder
 from streams.reader import queries
+from streams.reader.actor_texts import ActorTexts
 from streams.reader.coalesce import Coalescer
 from streams.reader.context_cache import ContextCache, KeyRows
 from streams.reader.fold_watch import FoldWatch, Polling, Wait
@@ -66,6 +67,7 @@ class Reader:
         self._awaited = Coalescer(functools.partial(queries.awaited, client))
         self._applied = Coalescer(functools.partial(queries.applied_ids, client))
         self._landed = landed
+        self._actor_texts = ActorTexts()
 
     async def tables_landed(self) -> None:
         """Before a read of the tables themselves (recall): what a wait was handed before its insert
@@ -105,9 +107,8 @@ class Reader:
         now = now_ms if now_ms is not None else int(time.time() * 1000)
         recall = self._recall_guidance()
         shown = None
-        if head is not None and head.active_observations.strip():  # the log's actor text: once per row and day
-            shown = row.derived(("observations for the actor", tz, bool(recall), day_key(now, tz)),
-                                lambda: observations_for_actor(head.active_observations, now, tz, grouped=bool(recall)))
+        if head is not None and head.active_observations.strip():  # the log's actor text: once per log and day
+            shown = self._actor_texts.get(head.active_observations, now, tz, grouped=bool(recall))
         shows_others = self.config.scope == "resource" and head is not None and bool(head.active_observations.strip())
         others = [t for t in row.speaking_threads if t != thread_id] if shows_others else []
         context = build_context(
