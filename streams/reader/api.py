@@ -24,7 +24,7 @@ from typing import Any
 from clickhouse_connect.driver.client import Client
 
 from processors.config import OMConfig
-from processors.context import AgentContext, build_context
+from processors.context import AgentContext, build_context, day_key
 from processors.machine import counter_for
 from processors.machine import lookup_key
 from processors.context import other_conversations_block
@@ -33,6 +33,7 @@ from schemas.lifecycle import StatusEvent
 from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.actor_texts import ActorTexts
+from streams.reader.byte_lru import ByteLRU
 from streams.reader.coalesce import Coalescer
 from streams.reader.context_cache import ContextCache, KeyRows
 from streams.reader.fold_watch import FoldWatch, Polling, Wait
@@ -68,6 +69,7 @@ class Reader:
         self._applied = Coalescer(functools.partial(queries.applied_ids, client))
         self._landed = landed
         self._actor_texts = ActorTexts()
+        self._bodies: ByteLRU[bytes] = ByteLRU(16 << 20)
 
     async def tables_landed(self) -> None:
         """Before a read of the tables themselves (recall): what a wait was handed before its insert
@@ -101,10 +103,27 @@ class Reader:
             view = _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
         else:
             view = await self._view(thread_id, resource_id)
+        return self._assemble(view, thread_id, now_ms if now_ms is not None else int(time.time() * 1000))
+
+    async def context_body(self, thread_id: str, resource_id: str, encode: Callable[[AgentContext], bytes], *,
+                           now_ms: int | None = None) -> bytes:
+        """``encode`` of the thread's context now, kept by its row's version (16 MB of bodies at most):
+        a context reads its row and "now" only through ``day_key`` (the actor text's dates), so one
+        version of a row on one day gives the same bytes (a read-heavy thread: one assembly a turn).
+        ``encode`` must be one encoding of (thread, resource, context) for every call: the HTTP API's."""
+        view = await self._view(thread_id, resource_id)
+        now = now_ms if now_ms is not None else int(time.time() * 1000)
+        row = view.row
+        key = (row.key, row.resource_id, row.version, thread_id, day_key(now, self._zone(view)))
+        return self._bodies.get(key, lambda: encode(self._assemble(view, thread_id, now)), len)
+
+    def _zone(self, view: ThreadView) -> str:
+        return view.head.timezone if view.head is not None else self.config.timezone
+
+    def _assemble(self, view: ThreadView, thread_id: str, now: int) -> AgentContext:
         row, head = view.row, view.head
         observation = self.config.observation
-        tz = head.timezone if head is not None else self.config.timezone
-        now = now_ms if now_ms is not None else int(time.time() * 1000)
+        tz = self._zone(view)
         recall = self._recall_guidance()
         shown = None
         if head is not None and head.active_observations.strip():  # the log's actor text: once per log and day

@@ -34,6 +34,7 @@ from clickhouse_connect.driver.exceptions import OperationalError
 from pydantic import BaseModel
 from urllib3.exceptions import HTTPError
 
+from processors.context import AgentContext
 from streams import metrics
 from streams.reader.admission import Admission, Refused
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
@@ -83,8 +84,11 @@ def create_app(reader: Reader, tokens: Mapping[str, Sequence[str]], *, admission
 
 
 def _json(model: BaseModel, status: int = 200) -> web.Response:
-    body = orjson.dumps(model.model_dump(mode="json", exclude_none=False))
-    return web.Response(body=body, status=status, content_type="application/json")
+    return web.Response(body=_body(model), status=status, content_type="application/json")
+
+
+def _body(model: BaseModel) -> bytes:
+    return orjson.dumps(model.model_dump(mode="json", exclude_none=False))
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -204,9 +208,17 @@ async def _context(request: web.Request) -> web.Response:
     wait_for = request.query.get("wait_for_message_id")
     timeout = _number(request.query.get("timeout", "5"), "timeout", 0, MAX_WAIT_S)
     with request.app[ADMISSION].read.admit(request[CALLER]):
+        if wait_for is None:  # kept by the row's version: a thread read again is not assembled again
+            body = await request.app[READER].context_body(thread_id, resource_id, functools.partial(
+                _context_body, thread_id, resource_id))
+            return web.Response(body=body, content_type="application/json")
         context = await request.app[READER].context(thread_id, resource_id, wait_for_message_id=wait_for,
                                                     timeout=timeout)
     return _json(ContextResponse.of(thread_id, resource_id, context))
+
+
+def _context_body(thread_id: str, resource_id: str, context: AgentContext) -> bytes:
+    return _body(ContextResponse.of(thread_id, resource_id, context))
 
 
 async def _status(request: web.Request) -> web.Response:

@@ -142,6 +142,9 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
         for reader in readers:
             assert await reader.context("t", "r", now_ms=now) == expected, f"seed {seed}, after {written} rows"
             assert await reader.status("t", "r") == fuzz.status
+            # the body kept by the row's version (streams/reader/api.py context_body) is this context's
+            body = await reader.context_body("t", "r", lambda c: orjson.dumps(c.as_chat()), now_ms=now)
+            assert body == orjson.dumps(expected.as_chat()), f"seed {seed}, after {written} rows"
         stored, = stored_context_rows(client, [("r", "thread:t")])  # a shortcut (appended, status) or not:
         assert stored[:-1] == context_rows(client, [("r", "thread:t")])[0][:-1]  # what a recompute writes
         observed_states += bool(expected.continuation) and bool(expected.messages)

@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 
 from processors.config import OMConfig
+from streams.reader.api import Reader
 from streams.reader.serve import start_reader
 from streams.settings import Settings
 from tests.integration.om_pipeline import (REFLECTIVE, Conversation, core_context, database_client, make_topics, publish,
@@ -65,6 +66,19 @@ async def test_owner_reads_the_context_the_core_computes(service) -> None:
     assert body["chat"][-1]["content"] == expected.as_chat()[-1]["content"]
     status, text = await get(f"{base}/v1/threads/owned/status", "owner-token")  # single-resource token
     assert status == 200 and '"generation"' in text
+
+
+async def test_a_thread_read_again_is_not_assembled_again(service, monkeypatch) -> None:
+    base, _ = service
+    assembled: list[str] = []
+    assemble = Reader._assemble
+    monkeypatch.setattr(Reader, "_assemble", lambda self, view, thread, now: assembled.append(thread)
+                        or assemble(self, view, thread, now))
+    first = await get(f"{base}/v1/threads/owned/context?resource_id=r-owner", "owner-token")
+    again = await get(f"{base}/v1/threads/owned/context?resource_id=r-owner", "owner-token")
+    assert first[0] == 200 and first == again and assembled == ["owned"], "the same row version: its body kept"
+    other = await get(f"{base}/v1/threads/theirs/context?resource_id=r-thief", "thief-token")
+    assert other[0] == 200 and other != first and assembled == ["owned", "theirs"]
 
 
 async def test_refusals_leak_nothing(service) -> None:
