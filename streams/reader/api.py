@@ -37,7 +37,8 @@ from streams.reader.byte_lru import ByteLRU
 from streams.reader.coalesce import Coalescer
 from streams.reader.context_cache import ContextCache, KeyRows
 from streams.reader.fold_watch import FoldWatch, Polling, Wait
-from streams.reader.queries import AwaitedMessage, decode_context_row
+from streams.reader.context_row import decode_context_row
+from streams.reader.queries import AwaitedMessage
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, view_of
 

@@ -37,7 +37,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from streams.reader.queries import ContextRow, decode_context_row
+from streams.reader.context_row import ContextRow, decode_context_row
 
 KeyRows = Mapping[str, ContextRow]
 """A lookup key's context rows by resource id."""

@@ -21,17 +21,14 @@ Rules this file keeps:
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from clickhouse_connect.driver.client import Client
 
-from schemas.lifecycle import StatusEvent, decode_event
-from schemas.messages import ChatMessage
-from schemas.record import ThreadMeta
+from streams.reader.context_row import ContextRow, decode_context_row, head_fields
 
 ResourceKey = tuple[str, str]
 """``(resource_id, lookup_key)``."""
@@ -138,19 +135,6 @@ WHERE (lookup_key, resource_id) IN {{keys:{_PAIRS}}}
 
 
 @dataclass(frozen=True)
-class Head:
-    """The head generation of a key, as far as the reader needs it."""
-
-    key: str
-    generation: int
-    version: int
-    active_observations: str
-    timezone: str
-    threads: dict[str, ThreadMeta]
-    last_observed_at: int | None = None
-
-
-@dataclass(frozen=True)
 class WindowRequest:
     """Whose unobserved messages, relative to which head version."""
 
@@ -170,70 +154,11 @@ class AwaitedMessage:
     message_id: str
 
 
-@dataclass(frozen=True)
-class ContextRow:
-    """One resource's context row of a key (``om_contexts``, written by the sink). The status and
-    the windows stay JSON until asked for: ``status()`` never decodes messages, and ``context()``
-    decodes only the threads it shows."""
-
-    resource_id: str
-    key: str
-    head: Head | None
-    working_memory: str | None
-    status_json: str | None
-    windows_json: str
-    message_threads: frozenset[str]
-    speaking_threads: tuple[str, ...]
-    version: int
-
-    @functools.cached_property
-    def status(self) -> StatusEvent | None:
-        return _status(self.status_json) if self.status_json is not None else None
-
-    @functools.cached_property
-    def _windows(self) -> dict[str, list[dict[str, Any]]]:
-        return orjson.loads(self.windows_json)
-
-    @functools.cached_property
-    def _decoded(self) -> dict[str, list[ChatMessage]]:
-        return {}
-
-    @functools.cached_property
-    def _derived(self) -> dict[Any, Any]:
-        return {}
-
-    def derived(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """What ``compute`` makes of this row alone, computed once per row and ``key`` (a row never
-        changes; a cached row serves many reads: resource scope's other conversations, rendered)."""
-        if key not in self._derived:
-            self._derived[key] = compute()
-        return self._derived[key]
-
-    def window(self, thread_id: str) -> list[ChatMessage]:
-        """The thread's unobserved messages, oldest first (decoded once per row)."""
-        if thread_id not in self._decoded:
-            self._decoded[thread_id] = [ChatMessage.model_validate(m) for m in self._windows.get(thread_id, [])]
-        return self._decoded[thread_id]
-
-    def covers(self, message_id: str, observed_at: int | None) -> bool:
-        """Whether a context from this row shows the message: listed in a window, or observed at or
-        below the head's version (``observed_at``: the covering observation's version)."""
-        if observed_at is not None and self.head is not None and observed_at <= self.head.version:
-            return True
-        return any(m["id"] == message_id for window in self._windows.values() for m in window)
-
-
 def head_rows(client: Client, keys: Sequence[ResourceKey]) -> list[dict[str, Any] | None]:
     """The head generation of each ``(resource, key)`` as JSON-ready fields, None before the key's
-    first snapshot (:func:`head_of` decodes it)."""
+    first snapshot (:func:`streams.reader.context_row.head_of` decodes it)."""
     found = {(row[0], row[1]): head_fields(*row[2:]) for row in _rows(client, _HEADS, keys=_unique(keys))}
     return [found.get(key) for key in keys]
-
-
-def head_of(key: str, fields: dict[str, Any]) -> Head:
-    metas = {tid: ThreadMeta.model_validate(meta) for tid, meta in fields["threads"].items()}
-    return Head(key, fields["generation"], fields["version"], fields["active_observations"], fields["timezone"],
-                metas, fields["last_observed_at"])
 
 
 def message_threads(client: Client, keys: Sequence[ResourceKey]) -> list[dict[str, bool]]:
@@ -377,29 +302,6 @@ def _rows(client: Client, sql: str, **parameters: Any) -> list[tuple[Any, ...]]:
 def _unique(items: Any) -> list[Any]:
     """The distinct items in first-seen order (a batch may hold one key for several callers)."""
     return list(dict.fromkeys(items))
-
-
-def head_fields(generation: int, version: int, observations: str, timezone: str, threads: str,
-                last_observed_at: int | None) -> dict[str, Any]:
-    """A head's JSON-ready fields, from its ``om_records`` columns (as selected, or as the sink inserts them)."""
-    return {"generation": int(generation), "version": int(version), "active_observations": observations,
-            "timezone": timezone, "threads": orjson.loads(threads),
-            "last_observed_at": int(last_observed_at) if last_observed_at is not None else None}
-
-
-def decode_context_row(row: Sequence[Any]) -> ContextRow:
-    """A row as selected by :func:`context_rows`, or as the sink inserts it (the same columns)."""
-    key, resource, head, working_memory, status, _, _, windows, threads, speaking, version = row
-    return ContextRow(
-        resource_id=resource, key=key, head=head_of(key, orjson.loads(head)) if head is not None else None,
-        working_memory=working_memory, status_json=status, windows_json=windows,
-        message_threads=frozenset(threads), speaking_threads=tuple(speaking), version=int(version))
-
-
-def _status(payload: str) -> StatusEvent:
-    event = decode_event(payload)
-    assert isinstance(event, StatusEvent)
-    return event
 
 
 def _message_fields(thread_id: str, row: Sequence[Any]) -> dict[str, Any]:

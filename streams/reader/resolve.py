@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from processors.machine import lookup_key
-from streams.reader.queries import ContextRow, Head
+from streams.reader.context_row import ContextRow, Head
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,8 @@ from typing import Any
 
 import orjson
 
-from streams.reader.queries import ResourceKey, head_fields
+from streams.reader.context_row import head_fields
+from streams.reader.queries import ResourceKey
 from streams.sink.head_versions import HeadVersions
 from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS,
                                WORKING_MEMORY_COLUMNS)

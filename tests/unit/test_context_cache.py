@@ -9,7 +9,7 @@ from __future__ import annotations
 import orjson
 
 from streams.reader.context_cache import ContextCache, key_hash
-from streams.reader.queries import decode_context_row
+from streams.reader.context_row import decode_context_row
 
 
 def raw(version: int, resource: str = "r", observations: str = "") -> list:

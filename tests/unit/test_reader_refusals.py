@@ -12,6 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from streams.reader import Reader, ThreadNotFound, queries
+from streams.reader.context_row import ContextRow, Head
 from streams.reader.http import create_app
 
 
@@ -55,10 +56,10 @@ async def test_a_resource_id_of_the_wrong_json_type_is_a_400(named: object) -> N
 
 async def test_another_resources_thread_costs_the_same_queries_as_a_missing_one(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[list[str]] = []
-    head = queries.Head("thread:theirs", 0, 3, "", "UTC", {})
-    theirs = queries.ContextRow("r-other", "thread:theirs", head, None, None, "{}", frozenset({"theirs"}), ("theirs",), 7)
+    head = Head("thread:theirs", 0, 3, "", "UTC", {})
+    theirs = ContextRow("r-other", "thread:theirs", head, None, None, "{}", frozenset({"theirs"}), ("theirs",), 7)
 
-    def context_rows(client: Any, keys: list[str]) -> list[dict[str, queries.ContextRow]]:
+    def context_rows(client: Any, keys: list[str]) -> list[dict[str, ContextRow]]:
         calls.append(list(keys))
         return [{"r-other": theirs} if key == "thread:theirs" else {} for key in keys]
 
