@@ -126,10 +126,10 @@ class Reader:
         observation = self.config.observation
         tz = self._zone(view)
         recall = self._recall_guidance()
-        shown = None
-        if head is not None and head.active_observations.strip():  # the log's actor text: once per log and day
-            shown = self._actor_texts.get(head.active_observations, now, tz, grouped=bool(recall))
-        shows_others = self.config.scope == "resource" and head is not None and bool(head.active_observations.strip())
+        observed = head is not None and bool(head.active_observations.strip())
+        # the log's actor text: made once per log and day
+        shown = self._actor_texts.get(head.active_observations, now, tz, grouped=bool(recall)) if observed else None
+        shows_others = self.config.scope == "resource" and observed
         others = [t for t in row.speaking_threads if t != thread_id] if shows_others else []
         context = build_context(
             head.active_observations if head is not None else "",
