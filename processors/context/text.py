@@ -20,6 +20,7 @@ from processors.context.dates import (
     relative_day_label,
     temporal_gap_text,
 )
+from processors.text.line_memo import LineMemo
 
 __all__ = [
     "add_relative_time_to_observations",
@@ -44,15 +45,32 @@ def optimize_observations_for_context(text: str) -> str:
 
     🔴 (important) and ✅ (done) stay: they change how the actor should read a line. Unlike
     Mastra, indentation survives (nested bullets stay nested) and arrows never join two lines.
+
+    Every change but the blank runs' is within a line and keeps the line count, so lines are
+    changed one by one and remembered by their text (:data:`_LEANER_LINES`): a log that grew by a
+    cycle's observations costs the new lines, not the whole log (~1.3 ms for 45 kB, at each read of
+    a log not read before). ``tests/unit/context/test_context_text.py`` compares it with the
+    passes over the whole text.
     """
+    text = "\n".join(_LEANER_LINES(text.split("\n")))
+    if "\n\n\n" in text:  # the search is ~15x cheaper than the regular expression's scan that finds nothing
+        text = _BLANK_RUN.sub("\n\n", text)
+    return text.strip()
+
+
+def _leaner(lines: list[str]) -> list[str]:
+    """The in-line passes, in their order, over the lines joined (one pass each for all of them)."""
+    text = "\n".join(lines)
     text = _ANCHOR_ID.sub("", text)
     text = _MINOR_PRIORITY.sub("", text)
     text = _LABEL.sub("", text)
     text = _ARROW.sub(" ", text)
     text = _INNER_SPACES.sub(" ", text)
     text = _TRAILING_SPACES.sub("", text)
-    text = _BLANK_RUN.sub("\n\n", text)
-    return text.strip()
+    return text.split("\n")
+
+
+_LEANER_LINES: LineMemo[str] = LineMemo(_leaner)
 
 
 _INLINE_DATE = re.compile(r"\((estimated|meaning)\s+([^)]+\d{4})\)", re.IGNORECASE)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from processors.context.text import (
     add_relative_time_to_observations,
@@ -67,6 +70,29 @@ def test_an_arrow_never_joins_two_lines() -> None:
 
 
 # --- add_relative_time_to_observations -----------------------------------------------------------
+
+
+def _whole_text_passes(text: str) -> str:
+    """The optimizer as it was written before it went line by line: each pass over the whole text."""
+    for pattern, replacement in ((r"\[O\d+(?:-N\d+)*\][ \t]*", ""), (r"[🟡🟢][ \t]*", ""),
+                                 (r"\[(?![\d\s]*items collapsed)[^\]\n]+\](?!\()", ""), (r"[ \t]*->[ \t]*", " "),
+                                 (r"(?<=\S) {2,}", " ")):
+        text = re.sub(pattern, replacement, text)
+    text = re.sub(r"[ \t]+$", "", text, flags=re.MULTILINE)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+_PIECES = ["* ", "  * ", "[O12] ", "[O3-N2]", "🟡 ", "🟢", "🔴 ", "✅ ", "[tag]", "[docs](x)", "[72 items collapsed - ID: b1]",
+           "[3 ", "items collapsed]", "->", " -> ", "  ", "\t", " ", "\n", "\n\n\n", "\r", "[", "]", "(", ")", "word",
+           "Date: May 15, 2023", "(meaning May 16, 2023)", "é", "\u00a0"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join), max_size=30))
+def test_the_line_by_line_optimizer_equals_the_whole_text_passes(logs: list[str]) -> None:
+    """Logs that share lines (a memo hit) and ones that do not give what the whole-text passes give."""
+    for log in logs + ["\n".join(logs), "\n".join(reversed(logs))]:
+        assert optimize_observations_for_context(log) == _whole_text_passes(log)
 
 
 def test_s48_date_headers_get_relative_time_and_a_gap_line() -> None:
