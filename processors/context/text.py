@@ -48,8 +48,8 @@ def optimize_observations_for_context(text: str) -> str:
 
     Every change but the blank runs' is within a line and keeps the line count, so lines are
     changed one by one and remembered by their text (:data:`_LEANER_LINES`): a log that grew by a
-    cycle's observations costs the new lines, not the whole log (~1.3 ms for 45 kB, at each read of
-    a log not read before). ``tests/unit/context/test_context_text.py`` compares it with the
+    cycle's observations costs its new lines, not the whole log (a 45 kB log grown by 30 lines:
+    3.7 → 0.6 ms, made at the first read of each new log). ``tests/unit/context/test_context_text.py`` compares it with the
     passes over the whole text.
     """
     text = "\n".join(_LEANER_LINES(text.split("\n")))

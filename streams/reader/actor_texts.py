@@ -1,7 +1,8 @@
 """The observation log as the actor reads it, kept by content, so a read does not make it again.
 
 :func:`processors.context.observations_for_actor` makes the log leaner and dates it relative to now
-(~5 ms of CPU for a 45 kB log, the largest part of a read whose row comes from the cache). It reads
+(~5 ms of CPU for a 45 kB log when this memo was written, the largest part of a read whose row
+comes from the cache; the core now remembers the leaner lines, and the dating is what is left). It reads
 "now" only through :func:`processors.context.day_key`, and the log changes only when observations
 do, while every turn brings its key a new row (a new version, decoded anew): so the text is kept
 under (log, zone, recall grouping, day key), not per row. Rules this file keeps:
