@@ -39,6 +39,14 @@ class ByColumn(Generic[V]):
             self._entries.move_to_end(id(column))
             return entry[1]
 
+    def drop(self, column: str) -> None:
+        """Forget what was kept for this very string object, if anything."""
+        with self.lock:
+            entry = self._entries.get(id(column))
+            if entry is not None and entry[0] is column:
+                del self._entries[id(column)]
+                self._chars -= len(column)
+
     def put(self, column: str, value: V) -> None:
         """Keep ``value`` for ``column`` (neither is changed after)."""
         if len(column) > self.max_chars:

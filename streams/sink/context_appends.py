@@ -145,7 +145,7 @@ def appended_rows(keys: Sequence[ResourceKey], pending: Mapping[str, Sequence[Se
             _move_head(brought, parsed(key), key, head, observed, pending.get("om_working_memory", ()))
         if key in windows:
             brought[_WINDOWS] = windows[key].column()  # what the batch did not change is not written out again
-            PARSES.record(brought[_WINDOWS], windows[key])
+            PARSES.record(brought[_WINDOWS], windows[key], replaces=stored[key][_WINDOWS])
         rows.append(brought)
     return rows, sorted(full)
 

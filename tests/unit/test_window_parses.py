@@ -61,3 +61,22 @@ def test_bounded_by_characters_least_recently_used_dropped_first() -> None:
     too_big.record(*first)
     too_big.parsed(first[0])
     assert too_big.hits == 0
+
+
+def test_a_column_brought_forward_leaves_when_its_successor_is_recorded() -> None:
+    first, other = _column("a", 5), _column("b", 5)
+    parses = WindowParses(max_chars=3 * len(first[0]) + 100)  # three of these columns, not four
+    parses.record(*first)
+    parses.record(*other)
+    later = parses.parsed(first[0])
+    assert later.append("a", [{"id": "m9", "created_at": 99, "parts": []}], ["m9"])
+    successor = later.column()
+    parses.record(successor, later, replaces=first[0])
+    hits = parses.hits
+    parses.parsed(first[0])
+    assert parses.hits == hits  # the replaced column is gone
+    third = _column("c", 5)
+    parses.record(*third)  # fits beside the other two only because the replaced one left
+    for column in (other[0], successor, third[0]):
+        parses.parsed(column)
+    assert parses.hits == hits + 3
