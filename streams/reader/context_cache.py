@@ -138,6 +138,8 @@ class ContextCache:
                     held = entry[1].get(resource)
                     if held is None or held.version < version:
                         row = decode_context_row(raw)
+                        if held is not None:
+                            row.inherit(held)  # its decoded window messages, for the next read
                         self._entries[key] = (max(entry[0], version), {**entry[1], resource: row})
                 elif entry is not None:
                     del self._entries[key]

@@ -1,0 +1,69 @@
+"""streams/reader/context_row.py: a row reuses the window messages the row it replaced decoded, only
+where their JSON is the same, and gives what a fresh decode gives."""
+
+from __future__ import annotations
+
+import orjson
+
+from schemas.messages import ChatMessage
+from streams.reader.context_cache import ContextCache
+from streams.reader.context_row import decode_context_row
+
+
+def _message(i: int, text: str = "") -> dict:
+    return ChatMessage(id=f"m{i}", thread_id="t", resource_id="r", role="user" if i % 2 else "assistant",
+                       created_at=1_733_000_000_000 + i, parts=[{"type": "text", "text": text or f"words {i}"}]
+                       ).to_json_dict()
+
+
+def _raw(version: int, window: list[dict], other: list[dict] | None = None) -> list:
+    windows = {"t": window, **({"u": other} if other else {})}
+    return ["thread:t", "r", None, None, None, 0, 0, orjson.dumps(windows).decode(), ["t"], ["t"], version]
+
+
+def _fresh(raw: list, thread: str = "t") -> list[ChatMessage]:
+    return decode_context_row(raw).window(thread)
+
+
+def test_messages_with_the_same_json_are_the_ones_decoded_before() -> None:
+    first = decode_context_row(_raw(1, [_message(1), _message(2)]))
+    before = first.window("t")
+    later_raw = _raw(2, [_message(1), _message(2), _message(3)])
+    later = decode_context_row(later_raw)
+    later.inherit(first)
+    window = later.window("t")
+    assert window == _fresh(later_raw)
+    assert window[0] is before[0] and window[1] is before[1] and window[2] not in before
+
+
+def test_a_message_whose_json_changed_is_decoded_again() -> None:
+    first = decode_context_row(_raw(1, [_message(1), _message(2)]))
+    first.window("t")
+    edited_raw = _raw(2, [_message(1), _message(2, text="edited")])
+    edited = decode_context_row(edited_raw)
+    edited.inherit(first)
+    window = edited.window("t")
+    assert window == _fresh(edited_raw) and window[1].parts[0].text == "edited"
+
+
+def test_a_row_never_read_passes_on_what_it_was_given_and_rows_do_not_chain() -> None:
+    first = decode_context_row(_raw(1, [_message(1)], other=[_message(9)]))
+    before, other = first.window("t"), first.window("u")
+    unread = decode_context_row(_raw(2, [_message(1), _message(2)], other=[_message(9)]))
+    unread.inherit(first)
+    third_raw = _raw(3, [_message(1), _message(2), _message(3)], other=[_message(9)])
+    third = decode_context_row(third_raw)
+    third.inherit(unread)
+    assert third.window("t")[0] is before[0] and third.window("u")[0] is other[0]
+    assert third.window("t") == _fresh(third_raw) and third.window("u") == _fresh(third_raw, "u")
+    assert all(not isinstance(value, type(first)) for pair in unread.__dict__.get("_carried", {}).values()
+               for value in pair)
+
+
+def test_the_cache_hands_a_newer_row_the_messages_its_entry_decoded() -> None:
+    cache = ContextCache()
+    cache.put("thread:t", {"r": decode_context_row(_raw(1, [_message(1)]))})
+    before = cache.get("thread:t")["r"].window("t")
+    cache.landing([_raw(2, [_message(1), _message(2)])])
+    held = cache.get("thread:t")["r"]
+    assert held.version == 2 and held.window("t")[0] is before[0] and len(held.window("t")) == 2
