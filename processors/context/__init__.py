@@ -6,7 +6,7 @@ helpers live here because the actor's wording of time is this room's concern, an
 borrows them for the temporal-gap reminder.
 """
 
-from processors.context.build import AgentContext, build_context, observations_for_actor
+from processors.context.build import AgentContext, build_context, chat_turn, observations_for_actor
 from processors.context.dates import day_key, format_reminder_timestamp, iso_timestamp, temporal_gap_text
 from processors.context.other_conversations import other_conversations_block
 from processors.context.prompts import (
@@ -27,6 +27,7 @@ __all__ = [
     "OTHER_CONVERSATIONS_OPEN",
     "AgentContext",
     "build_context",
+    "chat_turn",
     "day_key",
     "format_reminder_timestamp",
     "iso_timestamp",

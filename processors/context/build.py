@@ -36,12 +36,18 @@ class AgentContext:
     def as_chat(self) -> list[dict[str, Any]]:
         """OpenAI-style ``{role, content}`` list, in the order the agent should send it."""
         chat: list[dict[str, Any]] = [{"role": "system", "content": s} for s in self.system]
-        conversation = ([self.continuation] if self.continuation else []) + self.messages
-        for message in conversation:
-            text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
-            role = "user" if message.role == "signal" else message.role
-            chat.append({"role": role, "content": text})
+        chat.extend(chat_turn(message) for message in self.conversation())
         return chat
+
+    def conversation(self) -> list[ChatMessage]:
+        """The continuation reminder (if any), then the unobserved messages: the chat after the system turns."""
+        return ([self.continuation] if self.continuation else []) + self.messages
+
+
+def chat_turn(message: ChatMessage) -> dict[str, Any]:
+    """A message as one OpenAI-style turn: its text parts joined, a temporal-gap signal as the user's."""
+    text = "\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+    return {"role": "user" if message.role == "signal" else message.role, "content": text}
 
 
 def split_observations(text: str) -> list[str]:

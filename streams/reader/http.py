@@ -39,7 +39,8 @@ from streams import metrics
 from streams.reader.admission import Admission, Refused
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.connections import ConnectionGuard, read_body
-from streams.reader.models import ContextResponse, ErrorResponse, StatusResponse
+from streams.reader.context_json import context_json
+from streams.reader.models import ErrorResponse, StatusResponse
 from streams.reader.openapi import openapi_document
 from streams.settings import get_settings
 from streams.ui import UI_PREFIX, create_ui_app
@@ -214,11 +215,11 @@ async def _context(request: web.Request) -> web.Response:
             return web.Response(body=body, content_type="application/json")
         context = await request.app[READER].context(thread_id, resource_id, wait_for_message_id=wait_for,
                                                     timeout=timeout)
-    return _json(ContextResponse.of(thread_id, resource_id, context))
+    return web.Response(body=_context_body(thread_id, resource_id, context), content_type="application/json")
 
 
 def _context_body(thread_id: str, resource_id: str, context: AgentContext) -> bytes:
-    return _body(ContextResponse.of(thread_id, resource_id, context))
+    return context_json(thread_id, resource_id, context)  # the bytes of ContextResponse.of's body
 
 
 async def _status(request: web.Request) -> web.Response:

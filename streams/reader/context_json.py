@@ -1,0 +1,90 @@
+"""A context's HTTP body, written from each message's JSON kept by the message, not the whole
+response model dumped again at every new row (issue 19: the reader's lock-held time per read).
+
+A live key's row changes at every write, so its context is assembled and encoded again at the read
+after each turn. The window's messages are mostly the same objects as the read before
+(streams/reader/context_row.py :meth:`~streams.reader.context_row.ContextRow.inherit`), and a
+message's place in the body — its dump in ``messages`` and its ``{role, content}`` in ``chat`` —
+depends on the message alone. Rules this file keeps:
+
+* **The same bytes as the model**: ``orjson.dumps(ContextResponse.of(…).model_dump(mode="json",
+  exclude_none=False))``, the definition (streams/reader/models.py, which also documents the body in
+  ``/openapi.json``); ``tests/unit/test_context_json.py`` compares the two over varied contexts. Keys in
+  the model's field order, compact, orjson's escapes; a turn is :func:`processors.context.chat_turn`.
+* **Found by the message's identity**, never by its text: an entry holds its message, so the id is not
+  reused while the entry lives; messages are not changed after they are decoded (rows share them).
+* **Bounded**: at most ``max_bytes`` of JSON, least recently used dropped first; one lock (the reader's
+  loop and its executor threads may both encode).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import orjson
+
+from processors.context import AgentContext, chat_turn
+from schemas.messages import ChatMessage
+
+
+class MessageJson:
+    def __init__(self, max_bytes: int = 16 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[int, tuple[ChatMessage, bytes, bytes]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def of(self, messages: list[ChatMessage]) -> list[tuple[bytes, bytes]]:
+        """Each message's dump and its chat turn, as the response model writes them."""
+        found: list[tuple[bytes, bytes] | None] = []
+        with self._lock:
+            for message in messages:
+                entry = self._entries.get(id(message))
+                if entry is not None and entry[0] is message:
+                    self._entries.move_to_end(id(message))
+                    found.append((entry[1], entry[2]))
+                else:
+                    found.append(None)
+        if None not in found:
+            return found  # type: ignore[return-value]
+        made = {id(m): (m, orjson.dumps(m.model_dump(mode="json", exclude_none=False)), orjson.dumps(chat_turn(m)))
+                for m, pieces in zip(messages, found) if pieces is None}
+        with self._lock:
+            for key, entry in made.items():
+                old = self._entries.pop(key, None)
+                if old is not None:
+                    self._bytes -= len(old[1]) + len(old[2])
+                self._entries[key] = entry
+                self._bytes += len(entry[1]) + len(entry[2])
+            while self._bytes > self.max_bytes and self._entries:
+                _, (_, a, b) = self._entries.popitem(last=False)
+                self._bytes -= len(a) + len(b)
+        return [pieces if pieces is not None else made[id(m)][1:] for m, pieces in zip(messages, found)]
+
+
+MESSAGES = MessageJson()
+
+
+def context_json(thread_id: str, resource_id: str, context: AgentContext, known: MessageJson = MESSAGES) -> bytes:
+    """The body of ``GET /v1/threads/{thread_id}/context``: the response model's JSON, in one join
+    (a long window's body is ~1 MB; each copy of it costs)."""
+    conversation = known.of(context.conversation())
+    continued = context.continuation is not None
+    out = [b'{"thread_id":', orjson.dumps(thread_id), b',"resource_id":', orjson.dumps(resource_id),
+           b',"system":', orjson.dumps(context.system), b',"continuation":',
+           conversation[0][0] if continued else b"null", b',"messages":[']
+    _listed(out, [dumped for dumped, _ in conversation[continued:]])
+    out.append(b'],"chat":[')
+    _listed(out, [orjson.dumps({"role": "system", "content": text}) for text in context.system]
+            + [turn for _, turn in conversation])
+    out += b'],"observed_through":', orjson.dumps(context.observed_through), b',"own_messages":[]}'
+    return b"".join(out)
+
+
+def _listed(out: list[bytes], items: list[bytes]) -> None:
+    """``items`` into ``out`` with commas between them."""
+    for i, item in enumerate(items):
+        if i:
+            out.append(b",")
+        out.append(item)
