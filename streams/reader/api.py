@@ -37,7 +37,7 @@ from streams.reader.byte_lru import ByteLRU
 from streams.reader.coalesce import Coalescer
 from streams.reader.context_cache import ContextCache, KeyRows
 from streams.reader.fold_watch import FoldWatch, Polling, Wait
-from streams.reader.context_row import decode_context_row
+from streams.reader.context_row import LastDecoded
 from streams.reader.queries import AwaitedMessage
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, view_of
@@ -71,6 +71,7 @@ class Reader:
         self._landed = landed
         self._actor_texts = ActorTexts()
         self._bodies: ByteLRU[bytes] = ByteLRU(16 << 20)
+        self._handed = LastDecoded()  # the rows handed to waits (streams/reader/context_row.py)
 
     async def tables_landed(self) -> None:
         """Before a read of the tables themselves (recall): what a wait was handed before its insert
@@ -225,7 +226,7 @@ class Reader:
         own = cached.get(awaited.resource_id) if cached is not None else None
         if own is not None and own.version >= int(wait.row[-1]):
             return cached
-        handed = decode_context_row(wait.row)
+        handed = self._handed.decoded(wait.row)  # heir to the key's row handed before
         return {**cached, awaited.resource_id: handed} if cached is not None else {awaited.resource_id: handed}
 
     def resolve(self, thread_id: str, resource_id: str) -> ThreadView:

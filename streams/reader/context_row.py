@@ -9,6 +9,7 @@ changes once made (a write stamps a new version), so what is derived from it is 
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +123,32 @@ def decode_context_row(row: Sequence[Any]) -> ContextRow:
         resource_id=resource, key=key, head=head_of(key, orjson.loads(head)) if head is not None else None,
         working_memory=working_memory, status_json=status, windows_json=windows,
         message_threads=frozenset(threads), speaking_threads=tuple(speaking), version=int(version))
+
+
+class LastDecoded:
+    """The newest row decoded per (key, resource), only for the next row of it to inherit from
+    (:meth:`ContextRow.inherit`): the rows the embedded sink hands read-your-writes waits are decoded
+    for each wait, outside the cache, and without this each validated its whole window again. Only
+    messages whose JSON is the same are taken, so a row kept here is never served and cannot make
+    a context stale. At most ``capacity`` keys, least recently used out; the reader's loop only."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self._capacity = capacity
+        self._rows: OrderedDict[tuple[str, str], ContextRow] = OrderedDict()
+
+    def decoded(self, raw: Sequence[Any]) -> ContextRow:
+        """:func:`decode_context_row` of ``raw``, heir to the key's row decoded before it."""
+        row, ident = decode_context_row(raw), (raw[0], raw[1])
+        last = self._rows.get(ident)
+        if last is not None and last.version >= row.version:
+            return row
+        if last is not None:
+            row.inherit(last)
+        self._rows[ident] = row
+        self._rows.move_to_end(ident)
+        if len(self._rows) > self._capacity:
+            self._rows.popitem(last=False)
+        return row
 
 
 def _decode_window(window: list[dict[str, Any]], carried: tuple[list[dict[str, Any]], list[ChatMessage]] | None) -> list[ChatMessage]:

@@ -7,7 +7,7 @@ import orjson
 
 from schemas.messages import ChatMessage
 from streams.reader.context_cache import ContextCache
-from streams.reader.context_row import decode_context_row
+from streams.reader.context_row import LastDecoded, decode_context_row
 
 
 def _message(i: int, text: str = "") -> dict:
@@ -67,3 +67,17 @@ def test_the_cache_hands_a_newer_row_the_messages_its_entry_decoded() -> None:
     cache.landing([_raw(2, [_message(1), _message(2)])])
     held = cache.get("thread:t")["r"]
     assert held.version == 2 and held.window("t")[0] is before[0] and len(held.window("t")) == 2
+
+
+def test_rows_handed_one_after_another_inherit_and_an_older_one_changes_nothing() -> None:
+    last = LastDecoded(capacity=1)
+    first = last.decoded(_raw(1, [_message(1)]))
+    before = first.window("t")
+    second = last.decoded(_raw(2, [_message(1), _message(2)]))
+    assert second.window("t")[0] is before[0]
+    stale = last.decoded(_raw(1, [_message(1)]))  # a wait handed an older row late: decoded, not kept
+    assert stale.window("t") == before and stale.window("t")[0] is not before[0]
+    assert last.decoded(_raw(3, [_message(1), _message(2), _message(3)])).window("t")[1] is second.window("t")[1]
+    other = ["thread:u", "r", None, None, None, 0, 0, orjson.dumps({"u": [_message(7)]}).decode(), ["u"], ["u"], 1]
+    last.decoded(other)  # capacity 1: the first key's row goes
+    assert last.decoded(_raw(4, [_message(1)])).window("t")[0] is not before[0]
