@@ -130,11 +130,13 @@ class LastDecoded:
     (:meth:`ContextRow.inherit`): the rows the embedded sink hands read-your-writes waits are decoded
     for each wait, outside the cache, and without this each validated its whole window again. Only
     messages whose JSON is the same are taken, so a row kept here is never served and cannot make
-    a context stale. At most ``capacity`` keys, least recently used out; the reader's loop only."""
+    a context stale. Bounded by its rows' window JSON (``max_chars``; decoded, a few times that),
+    least recently used out; the reader's loop only."""
 
-    def __init__(self, capacity: int = 10_000) -> None:
-        self._capacity = capacity
+    def __init__(self, max_chars: int = 32 << 20) -> None:
+        self._max_chars = max_chars
         self._rows: OrderedDict[tuple[str, str], ContextRow] = OrderedDict()
+        self._chars = 0
 
     def decoded(self, raw: Sequence[Any]) -> ContextRow:
         """:func:`decode_context_row` of ``raw``, heir to the key's row decoded before it."""
@@ -144,10 +146,12 @@ class LastDecoded:
             return row
         if last is not None:
             row.inherit(last)
-        self._rows[ident] = row
-        self._rows.move_to_end(ident)
-        if len(self._rows) > self._capacity:
-            self._rows.popitem(last=False)
+            self._chars -= len(self._rows.pop(ident).windows_json)
+        if len(row.windows_json) <= self._max_chars:
+            self._rows[ident] = row
+            self._chars += len(row.windows_json)
+        while self._chars > self._max_chars:
+            self._chars -= len(self._rows.popitem(last=False)[1].windows_json)
         return row
 
 

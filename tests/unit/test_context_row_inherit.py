@@ -70,7 +70,7 @@ def test_the_cache_hands_a_newer_row_the_messages_its_entry_decoded() -> None:
 
 
 def test_rows_handed_one_after_another_inherit_and_an_older_one_changes_nothing() -> None:
-    last = LastDecoded(capacity=1)
+    last = LastDecoded(max_chars=len(_raw(3, [_message(1), _message(2), _message(3)])[7]))
     first = last.decoded(_raw(1, [_message(1)]))
     before = first.window("t")
     second = last.decoded(_raw(2, [_message(1), _message(2)]))
@@ -79,5 +79,5 @@ def test_rows_handed_one_after_another_inherit_and_an_older_one_changes_nothing(
     assert stale.window("t") == before and stale.window("t")[0] is not before[0]
     assert last.decoded(_raw(3, [_message(1), _message(2), _message(3)])).window("t")[1] is second.window("t")[1]
     other = ["thread:u", "r", None, None, None, 0, 0, orjson.dumps({"u": [_message(7)]}).decode(), ["u"], ["u"], 1]
-    last.decoded(other)  # capacity 1: the first key's row goes
+    last.decoded(other)  # over the bound: the first key's row goes
     assert last.decoded(_raw(4, [_message(1)])).window("t")[0] is not before[0]
