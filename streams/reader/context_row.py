@@ -155,7 +155,8 @@ class LastDecoded:
         return row
 
 
-def _decode_window(window: list[dict[str, Any]], carried: tuple[list[dict[str, Any]], list[ChatMessage]] | None) -> list[ChatMessage]:
+def _decode_window(window: list[dict[str, Any]],
+                   carried: tuple[list[dict[str, Any]], list[ChatMessage]] | None) -> list[ChatMessage]:
     """``window``'s messages, those equal to one of ``carried``'s JSON (by id, then every field) taken
     from its decoded list: validation is a function of the JSON alone."""
     if not carried:
