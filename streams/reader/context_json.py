@@ -13,54 +13,38 @@ depends on the message alone. Rules this file keeps:
   the model's field order, compact, orjson's escapes; a turn is :func:`processors.context.chat_turn`.
 * **Found by the message's identity**, never by its text: an entry holds its message, so the id is not
   reused while the entry lives; messages are not changed after they are decoded (rows share them).
-* **Bounded**: at most ``max_bytes`` of JSON, least recently used dropped first; one lock (the reader's
-  loop and its executor threads may both encode).
+* **Bounded**: at most ``max_bytes`` of JSON, least recently used dropped first (the reader's
+  :class:`~streams.reader.byte_lru.ByteLRU`, whose lock lets the loop and executor threads share it).
 """
 
 from __future__ import annotations
-
-import threading
-from collections import OrderedDict
 
 import orjson
 
 from processors.context import AgentContext, chat_turn
 from schemas.messages import ChatMessage
+from streams.reader.byte_lru import ByteLRU
 
 
 class MessageJson:
+    """Each message's two pieces, in a :class:`~streams.reader.byte_lru.ByteLRU` under the message's
+    id; the entry holds the message, so the id names that message while the entry lives."""
+
     def __init__(self, max_bytes: int = 16 << 20) -> None:
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[int, tuple[ChatMessage, bytes, bytes]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._memo: ByteLRU[tuple[ChatMessage, bytes, bytes]] = ByteLRU(max_bytes)
 
     def of(self, messages: list[ChatMessage]) -> list[tuple[bytes, bytes]]:
         """Each message's dump and its chat turn, as the response model writes them."""
-        found: list[tuple[bytes, bytes] | None] = []
-        with self._lock:
-            for message in messages:
-                entry = self._entries.get(id(message))
-                if entry is not None and entry[0] is message:
-                    self._entries.move_to_end(id(message))
-                    found.append((entry[1], entry[2]))
-                else:
-                    found.append(None)
-        if None not in found:
-            return found  # type: ignore[return-value]
-        made = {id(m): (m, orjson.dumps(m.model_dump(mode="json", exclude_none=False)), orjson.dumps(chat_turn(m)))
-                for m, pieces in zip(messages, found) if pieces is None}
-        with self._lock:
-            for key, entry in made.items():
-                old = self._entries.pop(key, None)
-                if old is not None:
-                    self._bytes -= len(old[1]) + len(old[2])
-                self._entries[key] = entry
-                self._bytes += len(entry[1]) + len(entry[2])
-            while self._bytes > self.max_bytes and self._entries:
-                _, (_, a, b) = self._entries.popitem(last=False)
-                self._bytes -= len(a) + len(b)
-        return [pieces if pieces is not None else made[id(m)][1:] for m, pieces in zip(messages, found)]
+        return [self._memo.get(id(m), lambda m=m: _pieces(m), _size)[1:] for m in messages]
+
+
+def _pieces(message: ChatMessage) -> tuple[ChatMessage, bytes, bytes]:
+    return (message, orjson.dumps(message.model_dump(mode="json", exclude_none=False)),
+            orjson.dumps(chat_turn(message)))
+
+
+def _size(pieces: tuple[ChatMessage, bytes, bytes]) -> int:
+    return len(pieces[1]) + len(pieces[2])
 
 
 MESSAGES = MessageJson()

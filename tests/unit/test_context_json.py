@@ -59,4 +59,4 @@ def test_bounded_least_recently_used_dropped_first() -> None:
     known = MessageJson(max_bytes=2 * size + 10)
     for message in messages:
         known.of([message])
-    assert len(known._entries) == 2 and id(messages[0]) not in known._entries
+    assert len(known._memo._values) == 2 and id(messages[0]) not in known._memo._values
