@@ -55,13 +55,13 @@ def context_json(thread_id: str, resource_id: str, context: AgentContext, known:
     (a long window's body is ~1 MB; each copy of it costs)."""
     conversation = known.of(context.conversation())
     continued = context.continuation is not None
-    out = [b'{"thread_id":', orjson.dumps(thread_id), b',"resource_id":', orjson.dumps(resource_id),
-           b',"system":', orjson.dumps(context.system), b',"continuation":',
-           conversation[0][0] if continued else b"null", b',"messages":[']
+    system = [orjson.dumps(text) for text in context.system]  # the log, ~50 kB: escaped once for both places
+    out = [b'{"thread_id":', orjson.dumps(thread_id), b',"resource_id":', orjson.dumps(resource_id), b',"system":[']
+    _listed(out, system)
+    out += b'],"continuation":', conversation[0][0] if continued else b"null", b',"messages":['
     _listed(out, [dumped for dumped, _ in conversation[continued:]])
     out.append(b'],"chat":[')
-    _listed(out, [orjson.dumps({"role": "system", "content": text}) for text in context.system]
-            + [turn for _, turn in conversation])
+    _listed(out, [b'{"role":"system","content":' + text + b"}" for text in system] + [turn for _, turn in conversation])
     out += b'],"observed_through":', orjson.dumps(context.observed_through), b',"own_messages":[]}'
     return b"".join(out)
 
