@@ -6,10 +6,12 @@ from collections.abc import AsyncIterator
 from urllib.parse import quote
 
 import aiohttp
+import orjson
 import pytest
 
 from processors.config import OMConfig
 from streams.reader.api import Reader
+from streams.reader.models import ContextResponse
 from streams.reader.serve import start_reader
 from streams.settings import Settings
 from tests.integration.om_pipeline import (REFLECTIVE, Conversation, core_context, database_client, make_topics, publish,
@@ -79,6 +81,20 @@ async def test_a_thread_read_again_is_not_assembled_again(service, monkeypatch) 
     assert first[0] == 200 and first == again and assembled == ["owned"], "the same row version: its body kept"
     other = await get(f"{base}/v1/threads/theirs/context?resource_id=r-thief", "thief-token")
     assert other[0] == 200 and other != first and assembled == ["owned", "theirs"]
+
+
+async def test_the_body_is_the_response_models_json_for_the_assembled_context(service, monkeypatch) -> None:
+    """streams/reader/context_json.py writes the body from kept pieces; over the stored tables (the
+    sink's rows, the reader's query) it is the response model's JSON byte for byte, waited or not."""
+    base, _ = service
+    contexts: list = []
+    assemble = Reader._assemble
+    monkeypatch.setattr(Reader, "_assemble", lambda self, view, thread, now: contexts.append(
+        assemble(self, view, thread, now)) or contexts[-1])
+    for query in ("resource_id=r-owner", "resource_id=r-owner&wait_for_message_id=owned-m59"):
+        status, text = await get(f"{base}/v1/threads/owned/context?{query}", "owner-token")
+        model = ContextResponse.of("owned", "r-owner", contexts[-1]).model_dump(mode="json", exclude_none=False)
+        assert status == 200 and text.encode() == orjson.dumps(model) and contexts[-1].messages
 
 
 async def test_refusals_leak_nothing(service) -> None:
