@@ -4,6 +4,11 @@ The sink writes one row per (resource, lookup key) after each batch; the reader 
 and ``status()`` from it. Decoding is lazy: the status and the windows stay JSON until asked for, so
 ``status()`` never decodes messages and ``context()`` decodes only the threads it shows. A row never
 changes once made (a write stamps a new version), so what is derived from it is kept on it.
+
+In the embedded worker a row the sink wrote shares the sink's parse of its window column
+(streams/sink/window_parses.py ``shared``): nothing here changes a parsed window or message, a kept
+message is then the very dict the row before listed (found by identity before equality), and a new
+one may hold JSON fragments where a parse has lists (read through a dump: ``_validated``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import orjson
 from schemas.lifecycle import StatusEvent, decode_event
 from schemas.messages import ChatMessage
 from schemas.record import ThreadMeta
+from streams.sink.window_parses import PARSES
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,8 @@ class ContextRow:
 
     @functools.cached_property
     def _windows(self) -> dict[str, list[dict[str, Any]]]:
-        return orjson.loads(self.windows_json)
+        shared = PARSES.shared(self.windows_json)  # a column this process's sink wrote: parsed already
+        return shared if shared is not None else orjson.loads(self.windows_json)
 
     @functools.cached_property
     def _decoded(self) -> dict[str, list[ChatMessage]]:
@@ -157,16 +164,24 @@ class LastDecoded:
 
 def _decode_window(window: list[dict[str, Any]],
                    carried: tuple[list[dict[str, Any]], list[ChatMessage]] | None) -> list[ChatMessage]:
-    """``window``'s messages, those equal to one of ``carried``'s JSON (by id, then every field) taken
-    from its decoded list: validation is a function of the JSON alone."""
+    """``window``'s messages, those equal to one of ``carried``'s JSON (by id, then the very dict or
+    every field) taken from its decoded list: validation is a function of the JSON alone."""
     if not carried:
-        return [ChatMessage.model_validate(m) for m in window]
+        return [_validated(m) for m in window]
     known = {raw["id"]: (raw, message) for raw, message in zip(*carried, strict=True)}
     out = []
     for raw in window:
         hit = known.get(raw["id"])
-        out.append(hit[1] if hit is not None and hit[0] == raw else ChatMessage.model_validate(raw))
+        out.append(hit[1] if hit is not None and (hit[0] is raw or hit[0] == raw) else _validated(raw))
     return out
+
+
+def _validated(raw: dict[str, Any]) -> ChatMessage:
+    """The message of one window entry. The sink's parse keeps a message's parts and metadata as the
+    JSON it stored (``orjson.Fragment``, streams/sink/context_appends.py), which only a dump reads."""
+    if any(type(value) is orjson.Fragment for value in raw.values()):
+        raw = orjson.loads(orjson.dumps(raw))
+    return ChatMessage.model_validate(raw)
 
 
 def _status(payload: str) -> StatusEvent:

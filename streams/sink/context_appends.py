@@ -49,10 +49,9 @@ from streams.sink.head_versions import HeadVersions
 from streams.sink.rows import (MESSAGE_COLUMNS, OBSERVATION_COLUMNS, OBSERVED_VERSION, RECORD_COLUMNS,
                                WORKING_MEMORY_COLUMNS)
 from streams.sink.stored_versions import Loader
-from streams.sink.window_parses import WindowParses
+from streams.sink.window_parses import PARSES
 from streams.sink.window_texts import Windows
 
-PARSES = WindowParses()  # the windows this process brought forward last, parsed (streams/sink/window_parses.py)
 HEADS = HeadVersions()  # where the heads it read or made stand (streams/sink/head_versions.py)
 
 _RESOURCE, _THREAD, _ID, _KEY, _ROLE, _CREATED, _PARTS, _MODEL, _METADATA, _MESSAGE_RESOURCE, _VERSION, _REFUSED = (

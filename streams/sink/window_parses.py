@@ -18,6 +18,9 @@ per key and batch. Rules this file keeps:
   windows (thread → list of messages) and of their texts; the shortcut replaces a thread's list,
   never edits a list or a message in place, and what is recorded is not changed after (but for the
   texts' id sets, which only grow, under this memo's lock: streams/sink/window_texts.py).
+* **A reader in the same process may share a parse** (:meth:`WindowParses.shared`, the embedded
+  worker's reader: streams/reader/context_row.py): the lists as recorded, not copied, so it must
+  never change them either; a row it holds keeps them alive, never the memo's entry.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class WindowParses:
     def __init__(self, max_chars: int = 64 << 20) -> None:
         self._parses: ByColumn[tuple[dict[str, list[Message]], dict[str, ThreadText]]] = ByColumn(max_chars)
         self.hits = 0  # parses served from memory, for tests and profiles
+        self.shared_hits = 0  # parses a reader took (:meth:`shared`)
 
     def parsed(self, column: str) -> Windows:
         """``orjson.loads(column)``, from memory with its threads' texts when ``column`` is one this
@@ -42,9 +46,21 @@ class WindowParses:
             return Windows(dict(entry[0]), entry[1], self._parses.lock)
         return Windows(orjson.loads(column), {}, self._parses.lock)
 
+    def shared(self, column: str) -> dict[str, list[Message]] | None:
+        """``orjson.loads(column)`` as recorded (not a copy: never changed by anyone) when ``column``
+        is one this sink recorded, else None."""
+        entry = self._parses.get(column)
+        if entry is None:
+            return None
+        self.shared_hits += 1
+        return entry[0]
+
     def record(self, column: str, windows: Windows, replaces: str | None = None) -> None:
         """``column`` is what :meth:`Windows.column` of ``windows`` wrote; neither is changed after.
         ``replaces``: the column ``windows`` was parsed from, superseded by ``column``."""
         if replaces is not None and replaces is not column:
             self._parses.drop(replaces)
         self._parses.put(column, (windows.lists, windows.texts))
+
+
+PARSES = WindowParses()  # the windows this process's sink brought forward last, parsed
