@@ -16,6 +16,7 @@ import orjson
 
 from processors.recall.request import RecallRequest
 from streams.reader.models import ContextResponse, StatusResponse
+from streams.sdk.known_messages import KnownMessages
 
 MAX_WAIT_S = 30.0  # the reader refuses longer waits (streams/reader/http.py)
 
@@ -46,6 +47,7 @@ class ReaderClient:
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._timeout = aiohttp.ClientTimeout(total=request_timeout_s)
         self._session: aiohttp.ClientSession | None = None
+        self._known = KnownMessages()  # each thread's last context's messages, validated once
 
     async def __aenter__(self) -> ReaderClient:
         return self
@@ -64,7 +66,7 @@ class ReaderClient:
         params = _params(resource_id=resource_id, wait_for_message_id=wait_for_message_id,
                          timeout=str(min(timeout, MAX_WAIT_S)))
         body = await self._call("GET", f"/v1/threads/{_quote(thread_id)}/context", params=params)
-        return ContextResponse.model_validate(body)
+        return self._known.response(body)
 
     async def status(self, thread_id: str, resource_id: str | None = None) -> StatusResponse:
         body = await self._call("GET", f"/v1/threads/{_quote(thread_id)}/status",
