@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import replace
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from clickhouse_connect.driver.client import Client
@@ -108,15 +108,16 @@ class Reader:
         return self._assemble(view, thread_id, now_ms if now_ms is not None else int(time.time() * 1000))
 
     async def context_body(self, thread_id: str, resource_id: str, encode: Callable[[AgentContext], bytes], *,
-                           now_ms: int | None = None) -> bytes:
+                           now_ms: int | None = None, variant: Hashable = None) -> bytes:
         """``encode`` of the thread's context now, kept by its row's version (16 MB of bodies at most):
         a context reads its row and "now" only through ``day_key`` (the actor text's dates), so one
         version of a row on one day gives the same bytes (a read-heavy thread: one assembly a turn).
-        ``encode`` must be one encoding of (thread, resource, context) for every call: the HTTP API's."""
+        ``encode`` must be one encoding of (thread, resource, context) for every call with the same
+        ``variant``: the HTTP API's, with or without its chat."""
         view = await self._view(thread_id, resource_id)
         now = now_ms if now_ms is not None else int(time.time() * 1000)
         row = view.row
-        key = (row.key, row.resource_id, row.version, thread_id, day_key(now, self._zone(view)))
+        key = (row.key, row.resource_id, row.version, thread_id, day_key(now, self._zone(view)), variant)
         return self._bodies.get(key, lambda: encode(self._assemble(view, thread_id, now)), len)
 
     def _zone(self, view: ThreadView) -> str:

@@ -50,9 +50,10 @@ def _size(pieces: tuple[ChatMessage, bytes, bytes]) -> int:
 MESSAGES = MessageJson()
 
 
-def context_json(thread_id: str, resource_id: str, context: AgentContext, known: MessageJson = MESSAGES) -> bytes:
+def context_json(thread_id: str, resource_id: str, context: AgentContext, known: MessageJson = MESSAGES, *,
+                 chat: bool = True) -> bytes:
     """The body of ``GET /v1/threads/{thread_id}/context``: the response model's JSON, in one join
-    (a long window's body is ~1 MB; each copy of it costs)."""
+    (a long window's body is ~1 MB; each copy of it costs); ``chat=False``: with ``chat`` empty."""
     conversation = known.of(context.conversation())
     continued = context.continuation is not None
     system = [orjson.dumps(text) for text in context.system]  # the log, ~50 kB: escaped once for both places
@@ -61,7 +62,8 @@ def context_json(thread_id: str, resource_id: str, context: AgentContext, known:
     out += b'],"continuation":', conversation[0][0] if continued else b"null", b',"messages":['
     _listed(out, [dumped for dumped, _ in conversation[continued:]])
     out.append(b'],"chat":[')
-    _listed(out, [b'{"role":"system","content":' + text + b"}" for text in system] + [turn for _, turn in conversation])
+    if chat:
+        _listed(out, [b'{"role":"system","content":' + text + b"}" for text in system] + [turn for _, turn in conversation])
     out += b'],"observed_through":', orjson.dumps(context.observed_through), b',"own_messages":[]}'
     return b"".join(out)
 

@@ -208,18 +208,21 @@ async def _context(request: web.Request) -> web.Response:
     resource_id = _resource(request, request.query.get("resource_id"))
     wait_for = request.query.get("wait_for_message_id")
     timeout = _number(request.query.get("timeout", "5"), "timeout", 0, MAX_WAIT_S)
+    chat = _flag(request.query.get("chat", "true"), "chat")
     with request.app[ADMISSION].read.admit(request[CALLER]):
         if wait_for is None:  # kept by the row's version: a thread read again is not assembled again
             body = await request.app[READER].context_body(thread_id, resource_id, functools.partial(
-                _context_body, thread_id, resource_id))
+                _context_body, thread_id, resource_id, chat=chat), variant=chat)
             return web.Response(body=body, content_type="application/json")
         context = await request.app[READER].context(thread_id, resource_id, wait_for_message_id=wait_for,
                                                     timeout=timeout)
-    return web.Response(body=_context_body(thread_id, resource_id, context), content_type="application/json")
+    return web.Response(body=_context_body(thread_id, resource_id, context, chat=chat), content_type="application/json")
 
 
-def _context_body(thread_id: str, resource_id: str, context: AgentContext) -> bytes:
-    return context_json(thread_id, resource_id, context)  # the bytes of ContextResponse.of's body
+def _context_body(thread_id: str, resource_id: str, context: AgentContext, *, chat: bool = True) -> bytes:
+    """The bytes of ContextResponse.of's body; ``chat=False``: its ``chat`` left empty (the client
+    makes it from the rest: ``AgentContext.as_chat``), half the bytes of a long window."""
+    return context_json(thread_id, resource_id, context, chat=chat)
 
 
 async def _status(request: web.Request) -> web.Response:
@@ -258,6 +261,12 @@ async def _metrics(request: web.Request) -> web.Response:
 
 async def _health(request: web.Request) -> web.Response:
     return web.Response(body=b'{"ok":true}', content_type="application/json")
+
+
+def _flag(raw: str, name: str) -> bool:
+    if raw not in ("true", "false"):
+        raise web.HTTPBadRequest(reason=f"{name} must be true or false")
+    return raw == "true"
 
 
 def _number(raw: str, name: str, low: float, high: float) -> float:

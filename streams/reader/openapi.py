@@ -59,6 +59,10 @@ def openapi_document() -> dict[str, Any]:
                     _param("wait_for_message_id", "query", "wait until this message is materialised",
                            {"type": "string"}),
                     _param("timeout", "query", "seconds to wait, at most 30", {"type": "number", "default": 5}),
+                    _param("chat", "query", "false: `chat` comes empty (about half the bytes of a long window); "
+                           "it is the system texts as system turns, then the continuation and messages each "
+                           "as {role, content}: its text parts joined by newlines, a signal as the user's",
+                           {"type": "boolean", "default": True}),
                 ],
                 "responses": {"200": _json_body(ContextResponse, "the context"), **_errors(400, 401, 403, 404, 503, 504)},
             }},

@@ -64,7 +64,7 @@ class ReaderClient:
                       wait_for_message_id: str | None = None, timeout: float = 5.0) -> ContextResponse:
         """The context the agent sends next; ``wait_for_message_id`` gives read-your-writes."""
         params = _params(resource_id=resource_id, wait_for_message_id=wait_for_message_id,
-                         timeout=str(min(timeout, MAX_WAIT_S)))
+                         timeout=str(min(timeout, MAX_WAIT_S)), chat="false")  # made here: streams/sdk/known_messages.py
         body = await self._call("GET", f"/v1/threads/{_quote(thread_id)}/context", params=params)
         return self._known.response(body)
 

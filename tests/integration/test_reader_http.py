@@ -95,6 +95,10 @@ async def test_the_body_is_the_response_models_json_for_the_assembled_context(se
         status, text = await get(f"{base}/v1/threads/owned/context?{query}", "owner-token")
         model = ContextResponse.of("owned", "r-owner", contexts[-1]).model_dump(mode="json", exclude_none=False)
         assert status == 200 and text.encode() == orjson.dumps(model) and contexts[-1].messages
+        status, text = await get(f"{base}/v1/threads/owned/context?{query}&chat=false", "owner-token")
+        assert status == 200 and text.encode() == orjson.dumps({**model, "chat": []})  # the same row: kept apart
+    status, text = await get(f"{base}/v1/threads/owned/context?resource_id=r-owner&chat=no", "owner-token")
+    assert status == 400 and "chat must be true or false" in text
 
 
 async def test_refusals_leak_nothing(service) -> None:

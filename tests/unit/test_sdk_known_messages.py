@@ -1,5 +1,6 @@
 """streams/sdk/known_messages.py: a context read takes the messages its thread's last read validated,
-only where their JSON is the same, and gives what validating the whole body gives."""
+only where their JSON is the same, makes the chat a body without one left out, and gives what
+validating the whole body gives."""
 
 from __future__ import annotations
 
@@ -21,14 +22,21 @@ def _message(i: int, text: str = "") -> ChatMessage:
                        created_at=1_733_000_000_000 + i, parts=[{"type": "text", "text": text or f"words {i}"}])
 
 
+def _context(messages: list[ChatMessage], continuation: ChatMessage | None = None) -> AgentContext:
+    return AgentContext(system=["preamble", "<observations>\n* 🔴 noted\n</observations>"],
+                        continuation=continuation, messages=messages, observed_through=None)
+
+
 def _body(messages: list[ChatMessage], thread: str = "t") -> dict:
-    context = AgentContext(system=["preamble", "<observations>\n* 🔴 noted\n</observations>"], messages=messages,
-                           observed_through=None)
-    return orjson.loads(context_json(thread, "r", context))
+    return orjson.loads(context_json(thread, "r", _context(messages)))
 
 
 def _check(known: KnownMessages, body: dict) -> ContextResponse:
+    """The response from the body with its chat, and again (a second reader) from it without."""
     expected = ContextResponse.model_validate(copy.deepcopy(body))
+    without = KnownMessages()
+    without._last = copy.copy(known._last)
+    assert without.response({**copy.deepcopy(body), "chat": []}) == expected
     response = known.response(body)
     assert response == expected
     return response
@@ -57,3 +65,17 @@ def test_a_body_that_is_not_a_context_is_refused_as_before() -> None:
     for body in (None, {"error": "x"}, {**_body([_message(1)]), "messages": [{"id": "m1"}]}):
         with pytest.raises(ValidationError):
             known.response(body)
+
+
+def test_the_chat_left_out_is_the_readers_with_a_continuation_and_signals() -> None:
+    signal = ChatMessage(id="g", thread_id="t", role="signal", created_at=5, parts=[{"type": "text", "text": "gap"}])
+    continuation = ChatMessage(id="c", thread_id="t", role="user", created_at=0,
+                               parts=[{"type": "text", "text": "go on"}, {"type": "step-start"}])
+    context = _context([_message(1), signal, _message(2, "two\nlines")], continuation)
+    full = ContextResponse.model_validate(orjson.loads(context_json("t", "r", context)))
+    known = KnownMessages()
+    for _ in range(2):  # the second read takes its turns from the first
+        lean = orjson.loads(context_json("t", "r", context, chat=False))
+        assert lean["chat"] == []
+        assert known.response(lean) == full
+    assert known.response(orjson.loads(context_json("t", "r", AgentContext(), chat=False))).chat == []
