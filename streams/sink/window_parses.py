@@ -47,8 +47,9 @@ class WindowParses:
         return Windows(orjson.loads(column), {}, self._parses.lock)
 
     def shared(self, column: str) -> dict[str, list[Message]] | None:
-        """``orjson.loads(column)`` as recorded (not a copy: never changed by anyone) when ``column``
-        is one this sink recorded, else None."""
+        """The windows of ``column`` as recorded (not a copy: never changed by anyone) when it is one
+        this sink recorded, else None. Like ``orjson.loads(column)`` but that a message brought
+        forward holds its parts and metadata as their JSON (``orjson.Fragment``)."""
         entry = self._parses.get(column)
         if entry is None:
             return None
