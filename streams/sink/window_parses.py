@@ -35,7 +35,6 @@ class WindowParses:
     def __init__(self, max_chars: int = 64 << 20) -> None:
         self._parses: ByColumn[tuple[dict[str, list[Message]], dict[str, ThreadText]]] = ByColumn(max_chars)
         self.hits = 0  # parses served from memory, for tests and profiles
-        self.shared_hits = 0  # parses a reader took (:meth:`shared`)
 
     def parsed(self, column: str) -> Windows:
         """``orjson.loads(column)``, from memory with its threads' texts when ``column`` is one this
@@ -51,10 +50,7 @@ class WindowParses:
         this sink recorded, else None. Like ``orjson.loads(column)`` but that a message brought
         forward holds its parts and metadata as their JSON (``orjson.Fragment``)."""
         entry = self._parses.get(column)
-        if entry is None:
-            return None
-        self.shared_hits += 1
-        return entry[0]
+        return entry[0] if entry is not None else None
 
     def record(self, column: str, windows: Windows, replaces: str | None = None) -> None:
         """``column`` is what :meth:`Windows.column` of ``windows`` wrote; neither is changed after.
