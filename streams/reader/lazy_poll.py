@@ -22,10 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-DefaultSelector: type[selectors.BaseSelector] = selectors.DefaultSelector
 
-
-class LazyPollSelector(DefaultSelector):  # type: ignore[valid-type,misc]
+class LazyPollSelector(selectors.DefaultSelector):
     def __init__(self, min_gap_s: float = 0.001, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.min_gap_s, self._clock = min_gap_s, clock
