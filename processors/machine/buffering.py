@@ -51,9 +51,7 @@ def maybe_buffer(step: Step, *, on_idle: bool = False) -> None:
         if not should_trigger_buffer(pending, boundary, threshold, buffer_tokens):
             return
         step.update_record(last_buffered_at_tokens=pending)
-    busy = step.state.busy_ids()
-    candidates = [m for m in step.state.window if m.id not in busy]
-    safe = within_call_size(step, select_safe_buffer_prefix(candidates))  # bounded: a turn's end can come mid-burst
+    safe = within_call_size(step, select_safe_buffer_prefix(step.state.unbusy_messages()))  # bounded: a turn's end can come mid-burst
     tokens = step.message_tokens(safe)
     if not safe or (not on_idle and tokens < buffer_tokens / 2):
         return
@@ -136,11 +134,10 @@ def _still_in_window(step: Step, ids: tuple[str, ...]) -> list[ChatMessage]:
     """The messages of ``ids`` still in the window, in the order of ``ids``. Found by a walk back from the
     window's end that stops once every id is found: a cycle's messages are the newest when its answer
     comes soon, and the chunks buffered before it fill the older part (a pass over the whole window
-    cost ~20 us a result)."""
+    cost ~20 us a result); the ids are the window's as its token map lists them (:meth:`KeyState.window_ids`)."""
     wanted = set(ids)
     found: dict[str, ChatMessage] = {}
-    for m in reversed(step.state.window):
-        mid = m.id
+    for m, mid in zip(reversed(step.state.window), reversed(step.state.window_ids())):
         if mid in wanted:
             found.setdefault(mid, m)
             if len(found) == len(wanted):

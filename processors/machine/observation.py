@@ -30,11 +30,6 @@ from schemas.lifecycle import ObservationEnd, ObservationFailed, ObservationStar
 from schemas.messages import ChatMessage
 
 
-def observe_candidates(step: Step) -> list[ChatMessage]:
-    busy = step.state.busy_ids()
-    return [m for m in step.state.window if m.id not in busy]
-
-
 def start_observation(step: Step, messages: list[ChatMessage]) -> None:
     cycle_id = step.next_cycle_id("observe")
     tokens = step.message_tokens(messages)

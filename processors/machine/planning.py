@@ -33,7 +33,7 @@ from processors.machine.activation import activate_at_threshold, activate_at_tur
 from processors.machine.budget import budget_paused
 from processors.machine.call_size import within_call_size
 from processors.machine.buffering import maybe_buffer
-from processors.machine.observation import observe_candidates, start_observation
+from processors.machine.observation import start_observation
 from processors.machine.observer_latch import observer_latched
 from processors.machine.reflection import maybe_reflect
 from processors.machine.safe_prefix import has_incomplete_tool_calls
@@ -69,7 +69,7 @@ def _threshold_pipeline(step: Step) -> None:
         return
     if observer_latched(step) or budget_paused(step):
         return
-    candidates = observe_candidates(step)
+    candidates = step.state.unbusy_messages()
     if candidates:
         picked = _largest_threads_first(step, candidates)
         call = within_call_size(step, picked)

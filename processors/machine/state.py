@@ -193,3 +193,9 @@ class KeyState(VersionedModel):
         for f in self.in_flight:
             ids.update(f.message_ids)
         return ids
+
+    def unbusy_messages(self) -> list[ChatMessage]:
+        """The window's messages not in :meth:`busy_ids`, in its order: a cycle's candidates (matched by
+        the ids :meth:`window_ids` lists, not by each message's id read through pydantic's hook)."""
+        busy = self.busy_ids()
+        return [m for m, mid in zip(self.window, self.window_ids()) if mid not in busy]

@@ -113,18 +113,20 @@ class Step:
             for mid in ids:
                 owner.setdefault(mid, index)
         removed: list[list[ChatMessage]] = [[] for _ in groups]
+        removed_ids: list[list[str]] = [[] for _ in groups]
         kept: list[ChatMessage] = []
-        for m in state.window:
-            index = owner.get(m.id)
+        for m, mid in zip(state.window, state.window_ids()):  # ids as the token map lists them
+            index = owner.get(mid)
             if index is None:
                 kept.append(m)
             else:
                 removed[index].append(m)
+                removed_ids[index].append(mid)
         if len(kept) == len(state.window):
             return removed
-        gone = [m for group in removed for m in group]
+        gone = [mid for ids in removed_ids for mid in ids]
         observed = dict(state.observed)
-        observed.update({m.id: m.created_at for m in gone})
+        observed.update(zip(gone, [m.created_at for group in removed for m in group]))
         cursor = state.record.last_observed_at
         if cursor is not None:  # beyond the tolerance a duplicate is recognised by its age alone
             horizon = cursor - LATE_TOLERANCE_MS
@@ -133,9 +135,9 @@ class Step:
         before = self.pending()
         old_tokens = state.message_tokens
         tokens = TokenMap(old_tokens)  # a copy in C, then one pop per id, order kept
-        for m in gone:
-            tokens.pop(m.id, None)
-        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(m.id, 0) for m in gone), {"observed": observed},
+        for mid in gone:
+            tokens.pop(mid, None)
+        self.set_window(tuple(kept), tokens, before - sum(old_tokens.get(mid, 0) for mid in gone), {"observed": observed},
                         in_order=in_window_order(old_tokens, state.window))
         for group in removed:
             self.frozen.extend(group)
