@@ -113,10 +113,12 @@ def _entry(key: str, label: str, decision: Decision) -> TimelineEntry:
     rejection = decision.rejection.reason if decision.rejection else None
     if status is None:
         return TimelineEntry(key, label, 0, 0, 0, 0, 0, 0, 0, described, rejection)
-    active = status.windows.active
-    return TimelineEntry(key, label, status.at, active.messages.tokens, active.messages.threshold,
-                         active.observations.tokens, active.observations.threshold,
-                         status.windows.buffered.observations.chunks, status.generation, described, rejection)
+    windows = status.windows  # each node read once: a model's attribute read goes through pydantic's hook
+    active = windows.active
+    messages, observations = active.messages, active.observations
+    return TimelineEntry(key, label, status.at, messages.tokens, messages.threshold, observations.tokens,
+                         observations.threshold, windows.buffered.observations.chunks, status.generation,
+                         described, rejection)
 
 
 def simulate(
