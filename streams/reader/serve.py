@@ -80,7 +80,8 @@ class ReaderLoop:
 
     def __init__(self, switch_interval_s: float = 0.001) -> None:
         sys.setswitchinterval(min(sys.getswitchinterval(), switch_interval_s))
-        self.loop = asyncio.SelectorEventLoop(LazyPollSelector())
+        self.selector = LazyPollSelector()
+        self.loop = asyncio.SelectorEventLoop(self.selector)
         self._thread = threading.Thread(target=self.loop.run_forever, name="om-reader", daemon=True)
         self._thread.start()
 
