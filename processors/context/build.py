@@ -86,7 +86,9 @@ def build_context(
     ``other_conversations`` (resource scope, :mod:`processors.context.other_conversations`) goes between
     the preamble and the observations, and like them only once there are observations.
     ``shown_observations``: :func:`observations_for_actor` of these arguments, when the caller keeps
-    it (a reader serving one record many times a day); computed here otherwise."""
+    it (a reader serving one record many times a day); computed here otherwise. Of the messages it
+    reads ``created_at`` (the order) and the first one's ``thread_id`` only: the reader's lean body
+    passes stand-ins for the row's stored entries (streams/reader/api.py ``_Stamp``)."""
     messages = sorted(unobserved, key=lambda m: m.created_at)
     state = [f"<working-memory>\n{working_memory}\n</working-memory>"] if working_memory else []
     if not active_observations.strip():

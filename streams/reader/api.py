@@ -18,8 +18,8 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import replace
-from collections.abc import Awaitable, Callable, Hashable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
 
 from clickhouse_connect.driver.client import Client
 
@@ -30,6 +30,7 @@ from processors.machine import lookup_key
 from processors.context import other_conversations_block
 from processors.recall.instructions import recall_instructions
 from schemas.lifecycle import StatusEvent
+from schemas.messages import ChatMessage
 from streams.embeddings import Embedder
 from streams.reader import queries
 from streams.reader.actor_texts import ActorTexts
@@ -37,12 +38,22 @@ from streams.reader.byte_lru import ByteLRU
 from streams.reader.coalesce import Coalescer
 from streams.reader.context_cache import ContextCache, KeyRows
 from streams.reader.fold_watch import FoldWatch, Polling, Wait
+from streams.reader.context_json import context_json, stored_context_json
 from streams.reader.context_row import LastDecoded
 from streams.reader.queries import AwaitedMessage
 from streams.reader.recall import recall
 from streams.reader.resolve import ThreadView, view_of
 
 DEFAULT_WAIT_S = 5.0
+
+
+class _Stamp(NamedTuple):
+    """A stored window entry as the context's assembly reads it (``build_context`` sorts the window
+    by ``created_at`` and takes the first one's ``thread_id``), and its place in the window."""
+
+    created_at: int
+    thread_id: str
+    n: int
 
 
 class ThreadNotFound(LookupError):
@@ -100,30 +111,44 @@ class Reader:
         With ``wait_for_message_id``, first wait until that message and the processor's fold of it
         are materialised (read-your-writes), or raise :class:`NotCaughtUp` after ``timeout``.
         """
-        if wait_for_message_id is not None:  # the very rows the wait saw cover the message
-            rows = await self._covering(thread_id, resource_id, wait_for_message_id, timeout)
-            view = _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)
-        else:
-            view = await self._view(thread_id, resource_id)
+        view = await self._awaited_view(thread_id, resource_id, wait_for_message_id, timeout)
         return self._assemble(view, thread_id, now_ms if now_ms is not None else int(time.time() * 1000))
 
-    async def context_body(self, thread_id: str, resource_id: str, encode: Callable[[AgentContext], bytes], *,
-                           now_ms: int | None = None, variant: Hashable = None) -> bytes:
-        """``encode`` of the thread's context now, kept by its row's version (16 MB of bodies at most):
-        a context reads its row and "now" only through ``day_key`` (the actor text's dates), so one
-        version of a row on one day gives the same bytes (a read-heavy thread: one assembly a turn).
-        ``encode`` must be one encoding of (thread, resource, context) for every call with the same
-        ``variant``: the HTTP API's, with or without its chat."""
-        view = await self._view(thread_id, resource_id)
+    async def context_body(self, thread_id: str, resource_id: str, *, chat: bool = True,
+                           wait_for_message_id: str | None = None, timeout: float = DEFAULT_WAIT_S,
+                           now_ms: int | None = None) -> bytes:
+        """The HTTP body of :meth:`context` (streams/reader/context_json.py): the response model's JSON,
+        or with ``chat=False`` the lean body, whose messages are the row's stored entries. Kept by the
+        row's version (16 MB of bodies at most): a context reads its row and "now" only through
+        ``day_key`` (the actor text's dates), so one version of a row on one day gives the same bytes
+        (a read-heavy thread: one assembly a turn)."""
+        view = await self._awaited_view(thread_id, resource_id, wait_for_message_id, timeout)
         now = now_ms if now_ms is not None else int(time.time() * 1000)
         row = view.row
-        key = (row.key, row.resource_id, row.version, thread_id, day_key(now, self._zone(view)), variant)
-        return self._bodies.get(key, lambda: encode(self._assemble(view, thread_id, now)), len)
+        key = (row.key, row.resource_id, row.version, thread_id, day_key(now, self._zone(view)), chat)
+        return self._bodies.get(key, lambda: self._body(view, thread_id, resource_id, now, chat), len)
+
+    def _body(self, view: ThreadView, thread_id: str, resource_id: str, now: int, chat: bool) -> bytes:
+        if chat:
+            return context_json(thread_id, resource_id, self._assemble(view, thread_id, now))
+        # the window's messages stay the row's JSON: the assembly sees each one's time and thread only
+        entries = view.row.entries(thread_id)
+        stamps = [_Stamp(entry["created_at"], entry["thread_id"], n) for n, entry in enumerate(entries)]
+        context = self._assemble(view, thread_id, now, stamps)  # type: ignore[arg-type]
+        return stored_context_json(thread_id, resource_id, context, [entries[stamp.n] for stamp in context.messages])
+
+    async def _awaited_view(self, thread_id: str, resource_id: str, wait_for_message_id: str | None,
+                            timeout: float) -> ThreadView:
+        if wait_for_message_id is None:
+            return await self._view(thread_id, resource_id)
+        rows = await self._covering(thread_id, resource_id, wait_for_message_id, timeout)
+        return _found(view_of(self.config.scope, thread_id, resource_id, rows), thread_id)  # the rows the wait saw
 
     def _zone(self, view: ThreadView) -> str:
         return view.head.timezone if view.head is not None else self.config.timezone
 
-    def _assemble(self, view: ThreadView, thread_id: str, now: int) -> AgentContext:
+    def _assemble(self, view: ThreadView, thread_id: str, now: int, window: list[ChatMessage] | None = None) -> AgentContext:
+        """The context of ``view`` now; ``window``: the thread's messages, when not the row's own."""
         row, head = view.row, view.head
         observation = self.config.observation
         tz = self._zone(view)
@@ -135,7 +160,7 @@ class Reader:
         others = [t for t in row.speaking_threads if t != thread_id] if shows_others else []
         context = build_context(
             head.active_observations if head is not None else "",
-            row.window(thread_id),
+            row.window(thread_id) if window is None else window,
             now,
             meta=head.threads.get(thread_id) if head is not None else None,
             continuation_hints=bool(observation.continuation_hints),

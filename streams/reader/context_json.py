@@ -15,9 +15,17 @@ depends on the message alone. Rules this file keeps:
   reused while the entry lives; messages are not changed after they are decoded (rows share them).
 * **Bounded**: at most ``max_bytes`` of JSON, least recently used dropped first (the reader's
   :class:`~streams.reader.byte_lru.ByteLRU`, whose lock lets the loop and executor threads share it).
+* **The lean body lists the window as stored** (:func:`stored_context_json`, ``chat=false``, what the
+  SDK asks for): each message is its context row's entry (streams/reader/context_row.py
+  :meth:`~streams.reader.context_row.ContextRow.entries`), the JSON the reader would otherwise
+  validate into the message and dump again. Validated, the body is the model's body without its
+  chat (``tests/unit/test_context_json.py``); its bytes are not the model's (no defaults written,
+  fields in the stored order). The new messages of a row were half the reader's work a read.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import orjson
 
@@ -57,13 +65,30 @@ def context_json(thread_id: str, resource_id: str, context: AgentContext, known:
     conversation = known.of(context.conversation())
     continued = context.continuation is not None
     system = [orjson.dumps(text) for text in context.system]  # the log, ~50 kB: escaped once for both places
+    messages: list[bytes] = [b"["]
+    _listed(messages, [dumped for dumped, _ in conversation[continued:]])
+    messages.append(b"]")
+    turns = [b'{"role":"system","content":' + text + b"}" for text in system] + [turn for _, turn in conversation]
+    return _framed(thread_id, resource_id, context, system, conversation[0][0] if continued else b"null",
+                   b"".join(messages), turns if chat else [])
+
+
+def stored_context_json(thread_id: str, resource_id: str, context: AgentContext, entries: list[dict[str, Any]],
+                        known: MessageJson = MESSAGES) -> bytes:
+    """The lean body (``chat`` empty) of a context whose window messages are ``entries``, the row's
+    stored JSON of each, in the context's order; only the continuation reminder is a model's dump."""
+    continuation = known.of([context.continuation])[0][0] if context.continuation is not None else b"null"
+    return _framed(thread_id, resource_id, context, [orjson.dumps(text) for text in context.system], continuation,
+                   orjson.dumps(entries), [])
+
+
+def _framed(thread_id: str, resource_id: str, context: AgentContext, system: list[bytes], continuation: bytes,
+            messages: bytes, chat: list[bytes]) -> bytes:
+    """The response model's keys around the encoded pieces (``messages``: a JSON array)."""
     out = [b'{"thread_id":', orjson.dumps(thread_id), b',"resource_id":', orjson.dumps(resource_id), b',"system":[']
     _listed(out, system)
-    out += b'],"continuation":', conversation[0][0] if continued else b"null", b',"messages":['
-    _listed(out, [dumped for dumped, _ in conversation[continued:]])
-    out.append(b'],"chat":[')
-    if chat:
-        _listed(out, [b'{"role":"system","content":' + text + b"}" for text in system] + [turn for _, turn in conversation])
+    out += b'],"continuation":', continuation, b',"messages":', messages, b',"chat":['
+    _listed(out, chat)
     out += b'],"observed_through":', orjson.dumps(context.observed_through), b',"own_messages":[]}'
     return b"".join(out)
 

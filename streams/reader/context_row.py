@@ -88,6 +88,11 @@ class ContextRow:
             self._decoded[thread_id] = _decode_window(self._windows.get(thread_id, []), carried)
         return self._decoded[thread_id]
 
+    def entries(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's unobserved messages as the row stores them (JSON-ready dicts; a new one's
+        parts may be JSON fragments): what :meth:`window` validates, never to be changed."""
+        return self._windows.get(thread_id, [])
+
     def inherit(self, previous: ContextRow) -> None:
         """Take the window messages ``previous`` (the key's row this one replaces) decoded, or had
         taken and not used, for :meth:`window` to reuse. A live key's row changes at every write,

@@ -34,12 +34,10 @@ from clickhouse_connect.driver.exceptions import OperationalError
 from pydantic import BaseModel
 from urllib3.exceptions import HTTPError
 
-from processors.context import AgentContext
 from streams import metrics
 from streams.reader.admission import Admission, Refused
 from streams.reader.api import NotCaughtUp, Reader, ThreadNotFound
 from streams.reader.connections import ConnectionGuard, read_body
-from streams.reader.context_json import context_json
 from streams.reader.models import ErrorResponse, StatusResponse
 from streams.reader.openapi import openapi_document
 from streams.settings import get_settings
@@ -209,20 +207,10 @@ async def _context(request: web.Request) -> web.Response:
     wait_for = request.query.get("wait_for_message_id")
     timeout = _number(request.query.get("timeout", "5"), "timeout", 0, MAX_WAIT_S)
     chat = _flag(request.query.get("chat", "true"), "chat")
-    with request.app[ADMISSION].read.admit(request[CALLER]):
-        if wait_for is None:  # kept by the row's version: a thread read again is not assembled again
-            body = await request.app[READER].context_body(thread_id, resource_id, functools.partial(
-                _context_body, thread_id, resource_id, chat=chat), variant=chat)
-            return web.Response(body=body, content_type="application/json")
-        context = await request.app[READER].context(thread_id, resource_id, wait_for_message_id=wait_for,
-                                                    timeout=timeout)
-    return web.Response(body=_context_body(thread_id, resource_id, context, chat=chat), content_type="application/json")
-
-
-def _context_body(thread_id: str, resource_id: str, context: AgentContext, *, chat: bool = True) -> bytes:
-    """The bytes of ContextResponse.of's body; ``chat=False``: its ``chat`` left empty (the client
-    makes it from the rest: ``AgentContext.as_chat``), half the bytes of a long window."""
-    return context_json(thread_id, resource_id, context, chat=chat)
+    with request.app[ADMISSION].read.admit(request[CALLER]):  # kept by the row's version: a thread read again is not assembled again
+        body = await request.app[READER].context_body(thread_id, resource_id, chat=chat, wait_for_message_id=wait_for,
+                                                      timeout=timeout)
+    return web.Response(body=body, content_type="application/json")
 
 
 async def _status(request: web.Request) -> web.Response:

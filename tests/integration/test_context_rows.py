@@ -28,6 +28,8 @@ from schemas.messages import ChatMessage
 from streams.harness.echo_model import respond
 from streams.reader import Reader, ThreadNotFound
 from streams.reader.context_cache import ContextCache
+from streams.reader.context_json import context_json
+from streams.reader.models import ContextResponse
 from streams.reader import queries
 from streams.reader.queries import stored_context_rows
 from streams.sink.contexts import backfill, context_rows
@@ -140,9 +142,11 @@ async def test_the_row_context_equals_the_core_after_every_batch(clickhouse_dsn,
         for reader in readers:
             assert await reader.context("t", "r", now_ms=now) == expected, f"seed {seed}, after {written} rows"
             assert await reader.status("t", "r") == fuzz.status
-            # the body kept by the row's version (streams/reader/api.py context_body) is this context's
-            body = await reader.context_body("t", "r", lambda c: orjson.dumps(c.as_chat()), now_ms=now)
-            assert body == orjson.dumps(expected.as_chat()), f"seed {seed}, after {written} rows"
+            # the bodies kept by the row's version (streams/reader/api.py context_body) are this context's:
+            # the model's JSON, and the lean body (the row's stored messages) validated to it without chat
+            assert await reader.context_body("t", "r", now_ms=now) == context_json("t", "r", expected)
+            lean = ContextResponse.model_validate_json(await reader.context_body("t", "r", chat=False, now_ms=now))
+            assert lean == ContextResponse.of("t", "r", expected).model_copy(update={"chat": []}), f"seed {seed}"
         stored, = stored_context_rows(client, [("r", "thread:t")])  # a shortcut (appended, status) or not:
         assert stored[:-1] == context_rows(client, [("r", "thread:t")])[0][:-1]  # what a recompute writes
         observed_states += bool(expected.continuation) and bool(expected.messages)

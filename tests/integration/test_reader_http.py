@@ -85,18 +85,26 @@ async def test_a_thread_read_again_is_not_assembled_again(service, monkeypatch) 
 
 async def test_the_body_is_the_response_models_json_for_the_assembled_context(service, monkeypatch) -> None:
     """streams/reader/context_json.py writes the body from kept pieces; over the stored tables (the
-    sink's rows, the reader's query) it is the response model's JSON byte for byte, waited or not."""
+    sink's rows, the reader's query) it is the response model's JSON byte for byte, waited or not; the
+    lean body (``chat=false``, the row's stored messages) validates to it without its chat."""
     base, _ = service
     contexts: list = []
     assemble = Reader._assemble
-    monkeypatch.setattr(Reader, "_assemble", lambda self, view, thread, now: contexts.append(
-        assemble(self, view, thread, now)) or contexts[-1])
+
+    def assembled(self, view, thread, now, window=None):
+        context = assemble(self, view, thread, now, window)
+        if window is None:  # the model's messages, not the lean body's stand-ins
+            contexts.append(context)
+        return context
+
+    monkeypatch.setattr(Reader, "_assemble", assembled)
     for query in ("resource_id=r-owner", "resource_id=r-owner&wait_for_message_id=owned-m59"):
         status, text = await get(f"{base}/v1/threads/owned/context?{query}", "owner-token")
         model = ContextResponse.of("owned", "r-owner", contexts[-1]).model_dump(mode="json", exclude_none=False)
         assert status == 200 and text.encode() == orjson.dumps(model) and contexts[-1].messages
         status, text = await get(f"{base}/v1/threads/owned/context?{query}&chat=false", "owner-token")
-        assert status == 200 and text.encode() == orjson.dumps({**model, "chat": []})  # the same row: kept apart
+        lean = ContextResponse.model_validate_json(text).model_dump(mode="json", exclude_none=False)
+        assert status == 200 and lean == {**model, "chat": []} and text.encode() != orjson.dumps(lean)  # kept apart
     status, text = await get(f"{base}/v1/threads/owned/context?resource_id=r-owner&chat=no", "owner-token")
     assert status == 400 and "chat must be true or false" in text
 
