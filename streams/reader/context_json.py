@@ -20,7 +20,7 @@ depends on the message alone. Rules this file keeps:
   :meth:`~streams.reader.context_row.ContextRow.entries`), the JSON the reader would otherwise
   validate into the message and dump again. Validated, the body is the model's body without its
   chat (``tests/unit/test_context_json.py``); its bytes are not the model's (no defaults written,
-  fields in the stored order). The new messages of a row were half the reader's work a read.
+  fields in the stored order). Those new messages were a third of the reader thread's lock time.
 """
 
 from __future__ import annotations
@@ -58,10 +58,9 @@ def _size(pieces: tuple[ChatMessage, bytes, bytes]) -> int:
 MESSAGES = MessageJson()
 
 
-def context_json(thread_id: str, resource_id: str, context: AgentContext, known: MessageJson = MESSAGES, *,
-                 chat: bool = True) -> bytes:
+def context_json(thread_id: str, resource_id: str, context: AgentContext, known: MessageJson = MESSAGES) -> bytes:
     """The body of ``GET /v1/threads/{thread_id}/context``: the response model's JSON, in one join
-    (a long window's body is ~1 MB; each copy of it costs); ``chat=False``: with ``chat`` empty."""
+    (a long window's body is ~1 MB; each copy of it costs)."""
     conversation = known.of(context.conversation())
     continued = context.continuation is not None
     system = [orjson.dumps(text) for text in context.system]  # the log, ~50 kB: escaped once for both places
@@ -70,7 +69,7 @@ def context_json(thread_id: str, resource_id: str, context: AgentContext, known:
     messages.append(b"]")
     turns = [b'{"role":"system","content":' + text + b"}" for text in system] + [turn for _, turn in conversation]
     return _framed(thread_id, resource_id, context, system, conversation[0][0] if continued else b"null",
-                   b"".join(messages), turns if chat else [])
+                   b"".join(messages), turns)
 
 
 def stored_context_json(thread_id: str, resource_id: str, context: AgentContext, entries: list[dict[str, Any]],

@@ -59,7 +59,8 @@ def openapi_document() -> dict[str, Any]:
                     _param("wait_for_message_id", "query", "wait until this message is materialised",
                            {"type": "string"}),
                     _param("timeout", "query", "seconds to wait, at most 30", {"type": "number", "default": 5}),
-                    _param("chat", "query", "false: `chat` comes empty (about half the bytes of a long window); "
+                    _param("chat", "query", "false: `chat` comes empty (about half the bytes of a long window) "
+                           "and each message is written as stored (fields left at their defaults omitted); "
                            "it is the system texts as system turns, then the continuation and messages each "
                            "as {role, content}: its text parts joined by newlines, a signal as the user's",
                            {"type": "boolean", "default": True}),

@@ -37,8 +37,6 @@ def test_the_body_is_the_response_models_json(thread_id: str, resource_id: str, 
                            observed_through=observed_through)
     known = MessageJson()
     assert context_json(thread_id, resource_id, context, known) == _model_body(thread_id, resource_id, context)
-    lean = orjson.loads(_model_body(thread_id, resource_id, context))
-    assert context_json(thread_id, resource_id, context, known, chat=False) == orjson.dumps({**lean, "chat": []})
     again = AgentContext(system=system, continuation=continuation, messages=messages + messages[:1],
                          observed_through=observed_through)  # the kept pieces, and one message twice
     assert context_json(thread_id, resource_id, again, known) == _model_body(thread_id, resource_id, again)

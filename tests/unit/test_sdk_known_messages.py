@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from processors.context import AgentContext
 from schemas.messages import ChatMessage
-from streams.reader.context_json import context_json
+from streams.reader.context_json import context_json, stored_context_json
 from streams.reader.models import ContextResponse
 from streams.sdk.known_messages import KnownMessages
 
@@ -29,6 +29,12 @@ def _context(messages: list[ChatMessage], continuation: ChatMessage | None = Non
 
 def _body(messages: list[ChatMessage], thread: str = "t") -> dict:
     return orjson.loads(context_json(thread, "r", _context(messages)))
+
+
+def _lean(context: AgentContext) -> bytes:
+    """The body the reader writes for ``chat=false``: the window's messages as a context row stores them."""
+    entries = [m.model_dump(mode="json", exclude={"kind", "schema_version"}) for m in context.messages]
+    return stored_context_json("t", "r", context, entries)
 
 
 def _check(known: KnownMessages, body: dict) -> ContextResponse:
@@ -75,7 +81,7 @@ def test_the_chat_left_out_is_the_readers_with_a_continuation_and_signals() -> N
     full = ContextResponse.model_validate(orjson.loads(context_json("t", "r", context)))
     known = KnownMessages()
     for _ in range(2):  # the second read takes its turns from the first
-        lean = orjson.loads(context_json("t", "r", context, chat=False))
+        lean = orjson.loads(_lean(context))
         assert lean["chat"] == []
         assert known.response(lean) == full
-    assert known.response(orjson.loads(context_json("t", "r", AgentContext(), chat=False))).chat == []
+    assert known.response(orjson.loads(_lean(AgentContext()))).chat == []
