@@ -6,6 +6,8 @@ model, the embedded default (worker + chDB + reader in one process). Per turn: a
 send of the user message, then the context read, then the reply sent. Two ways to read:
 
 * **own writes** — the SDK appends the client's own not-yet-materialised messages (no wait);
+* **one call** — the same in ``OMClient.send_and_context``: the read runs while the send waits
+  for its acknowledgement, and the context comes back once both are done;
 * **wait** — ``wait_for_message_id``: until the processor has folded the message and the sink
   stored it (for callers that need the processor's decisions).
 
@@ -51,7 +53,11 @@ def _text(words: int, turn: int, thread: int) -> str:
     return f"turn {turn} of {thread}: " + " ".join(WORDS[(turn * 5 + j * 3 + thread) % len(WORDS)] for j in range(words))
 
 
-async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, own: bool,
+MODES = {"own": "send + context (own writes)", "one call": "send_and_context (one call)",
+         "wait": "send + context (wait)      "}
+
+
+async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, mode: str,
                         samples: list[float]) -> None:
     tid, rid = f"{prefix}-{thread}", f"user-{thread}"
     for turn in range(turns):
@@ -59,11 +65,14 @@ async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, 
         user = ChatMessage(id=f"{tid}-u{turn}", thread_id=tid, resource_id=rid, role="user", created_at=at,
                            parts=[TextPart(text=_text(260, turn, thread))])
         start = time.perf_counter()
-        await client.send(user)
-        if own:
-            context = await client.context(tid, rid)
+        if mode == "one call":
+            context = await client.send_and_context(user)
         else:
-            context = await client.context(tid, rid, wait_for_message_id=user.id, timeout=60, own_messages=False)
+            await client.send(user)
+            if mode == "own":
+                context = await client.context(tid, rid)
+            else:
+                context = await client.context(tid, rid, wait_for_message_id=user.id, timeout=60, own_messages=False)
         samples.append((time.perf_counter() - start) * 1000)
         assert context.messages and context.messages[-1].id == user.id
         await client.send(ChatMessage(id=f"{tid}-a{turn}", thread_id=tid, resource_id=rid, role="assistant",
@@ -152,14 +161,14 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
         for level in concurrency:
             base = await _baseline(reader_url, scratch, max(200, 8 * level), level)
             print(f"\nconcurrency {level}:  baseline (ack'd produce + GET /healthz)  {summary(base)}")
-            for own in (True, False):
+            for mode, label in MODES.items():
                 samples: list[float] = []
-                prefix = f"c{level}{'o' if own else 'w'}{uuid.uuid4().hex[:4]}"
+                prefix = f"c{level}{mode[0]}{uuid.uuid4().hex[:4]}"
                 cpu0, wall0 = cpu_seconds(handle.proc.pid), time.perf_counter()
                 model0 = children_cpu_seconds(handle.proc.pid)
                 async with OMClient(settings, scope="thread", token=TOKEN, reader_url=reader_url) as client:
                     for first in range(0, threads, level):
-                        await asyncio.gather(*(_conversation(client, prefix, t, turns, own, samples)
+                        await asyncio.gather(*(_conversation(client, prefix, t, turns, mode, samples)
                                                for t in range(first, min(threads, first + level))))
                 wall = time.perf_counter() - wall0
                 # the pipeline's work on this phase's messages (folds, Observer cycles, context rows) is
@@ -168,7 +177,6 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
                 cpu = cpu_seconds(handle.proc.pid) - cpu0
                 model = children_cpu_seconds(handle.proc.pid) - model0
                 p99, base99 = percentile(samples, 99), percentile(base, 99)
-                label = "send + context (own writes)" if own else "send + context (wait)      "
                 print(f"  {label}  {summary(samples)}   p99 ratio {p99 / base99:5.1f}x   "
                       f"worker CPU {cpu * 1000 / len(samples):5.1f} ms/turn (+ model {model * 1000 / len(samples):4.1f})   "
                       f"{len(samples) / wall:6.1f} turns/s")

@@ -8,15 +8,17 @@
   ``OM_KAFKA_RETRY_S`` seconds without an acknowledgement; then it raises
   :class:`~streams.services.kafka_retry.KafkaUnavailable` (:mod:`streams.sdk.delivery`).
 * **Watch**: lifecycle events (``observation-end``, ``status`` …) as an async iterator.
-* **Read**: context, status and recall through the reader's HTTP API.
+* **Read**: context, status and recall through the reader's HTTP API; :meth:`OMClient.send_and_context`
+  sends a message and reads the context that shows it at once.
 
 Kafka connections open on first use; close with :meth:`close` or ``async with OMClient() as om``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any, Literal
 
 from processors.context import AgentContext
@@ -124,14 +126,35 @@ class OMClient:
         """The context the agent sends next. Messages this client sent that the reader does not show
         yet are appended (``own_messages``; read-your-writes without waiting). ``wait_for_message_id``
         instead waits until the pipeline has folded that message (for callers that need its decisions)."""
+        read = self.reader.context(thread_id, resource_id, wait_for_message_id=wait_for_message_id, timeout=timeout)
+        return await self._answer(read, thread_id, resource_id, own_messages=own_messages,
+                                  waited=wait_for_message_id is not None)
+
+    async def send_and_context(self, message: MessageLike) -> ContextResponse:
+        """:meth:`send` then :meth:`context` of the message's thread, in the time of the longer of the two
+        (the agent's turn before its model call, issue 19). The read does not wait for the send: the
+        context shows the message as this client's own (streams/sdk/own_writes.py) and comes back only
+        once the broker acknowledged it; a send that fails raises, and its read is dropped."""
+        parsed = message if isinstance(message, ChatMessage) else ChatMessage.from_obj(message)
+        read = asyncio.ensure_future(self.reader.context(parsed.thread_id, parsed.resource_id))
         try:
-            response = await self.reader.context(thread_id, resource_id, wait_for_message_id=wait_for_message_id,
-                                                 timeout=timeout)
+            await self.send(parsed)
+        except BaseException:
+            read.cancel()
+            await asyncio.gather(read, return_exceptions=True)
+            raise
+        return await self._answer(read, parsed.thread_id, parsed.resource_id, own_messages=True, waited=False)
+
+    async def _answer(self, read: Awaitable[ContextResponse], thread_id: str, resource_id: str | None, *,
+                      own_messages: bool, waited: bool) -> ContextResponse:
+        """The reader's answer with this client's own unseen messages (``own_messages``)."""
+        try:
+            response = await read
         except ReaderError as error:
             # a thread's first turn: not materialised yet (404), but this client wrote to it — its
             # context so far is what it sent
             resource = self.own_writes.sent_as(thread_id, resource_id) if own_messages else None
-            if error.status != 404 or wait_for_message_id is not None or resource is None:
+            if error.status != 404 or waited or resource is None:
                 raise
             response = ContextResponse.of(thread_id, resource, AgentContext())
         return self.own_writes.merge(response) if own_messages else response

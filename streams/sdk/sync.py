@@ -51,6 +51,7 @@ class SyncOMClient:
     update_record_config = _blocking(OMClient.update_record_config)
     delete_thread = _blocking(OMClient.delete_thread)
     context = _blocking(OMClient.context)
+    send_and_context = _blocking(OMClient.send_and_context)
     status = _blocking(OMClient.status)
     recall = _blocking(OMClient.recall)
 

@@ -139,6 +139,22 @@ async def test_the_first_turn_of_a_new_thread_reads_its_own_message_without_wait
         await client.context(f"never-{uuid.uuid4().hex[:6]}", "sdk-user")
 
 
+async def test_send_and_context_shows_the_message_in_one_call_as_send_then_context_would(client: OMClient) -> None:
+    """The agent's turn in one call (issue 19): its read runs while the send waits for the broker, and
+    the context it returns is the one ``send`` then ``context`` give — on a new thread and after."""
+    thread, at = f"one-call-{uuid.uuid4().hex[:6]}", int(time.time() * 1000)
+    first = message(f"{thread}-1", thread, "sdk-user", at, "what should I plant in March?")
+    context = await client.send_and_context(first)
+    assert [m.id for m in context.messages] == [first.id] and context.own_messages == [first.id]
+    await client.context(thread, "sdk-user", wait_for_message_id=first.id, timeout=30)
+    second = message(f"{thread}-2", thread, "sdk-user", at + 1000, "and in April?")
+    context = await client.send_and_context(second)
+    assert [m.id for m in context.messages] == [first.id, second.id] and context.chat[-1].content == "and in April?"
+    stored = await client.context(thread, "sdk-user", own_messages=False, wait_for_message_id=second.id, timeout=30)
+    assert [m.id for m in stored.messages] == [first.id, second.id]
+    assert stored.system == context.system and stored.chat == context.chat
+
+
 async def om_cli(settings: Settings, *args: str) -> tuple[int, str, str]:
     env = {**os.environ, "OM_KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "OM_TOPIC_PREFIX": settings.topic_prefix,
            "OM_CONFIG_FILE": str(settings.config_file), "OM_DATA_DIR": str(settings.data_dir)}
