@@ -9,7 +9,8 @@ send of the user message, then the context read, then the reply sent. Two ways t
 * **one call** — the same in ``OMClient.send_and_context``: the read runs while the send waits
   for its acknowledgement, and the context comes back once both are done;
 * **wait** — ``wait_for_message_id``: until the processor has folded the message and the sink
-  stored it (for callers that need the processor's decisions).
+  stored it (for callers that need the processor's decisions); and the same in one call
+  (``send_and_context(wait=True)``: the wait begins while the send is on its way).
 
 Baselines from the same run: a bare acknowledged produce plus a bare ``GET /healthz`` on the same
 reader, by as many concurrent callers as the turns; the ratio is what the read path adds. Worker CPU
@@ -54,7 +55,7 @@ def _text(words: int, turn: int, thread: int) -> str:
 
 
 MODES = {"own": "send + context (own writes)", "one call": "send_and_context (one call)",
-         "wait": "send + context (wait)      "}
+         "wait": "send + context (wait)      ", "one call, wait": "send_and_context (wait)    "}
 
 
 async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, mode: str,
@@ -65,8 +66,8 @@ async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, 
         user = ChatMessage(id=f"{tid}-u{turn}", thread_id=tid, resource_id=rid, role="user", created_at=at,
                            parts=[TextPart(text=_text(260, turn, thread))])
         start = time.perf_counter()
-        if mode == "one call":
-            context = await client.send_and_context(user)
+        if mode.startswith("one call"):
+            context = await client.send_and_context(user, wait=mode.endswith("wait"), timeout=60)
         else:
             await client.send(user)
             if mode == "own":
@@ -163,7 +164,7 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
             print(f"\nconcurrency {level}:  baseline (ack'd produce + GET /healthz)  {summary(base)}")
             for mode, label in MODES.items():
                 samples: list[float] = []
-                prefix = f"c{level}{mode[0]}{uuid.uuid4().hex[:4]}"
+                prefix = f"c{level}m{list(MODES).index(mode)}{uuid.uuid4().hex[:4]}"
                 cpu0, wall0 = cpu_seconds(handle.proc.pid), time.perf_counter()
                 model0 = children_cpu_seconds(handle.proc.pid)
                 async with OMClient(settings, scope="thread", token=TOKEN, reader_url=reader_url) as client:

@@ -130,20 +130,23 @@ class OMClient:
         return await self._answer(read, thread_id, resource_id, own_messages=own_messages,
                                   waited=wait_for_message_id is not None)
 
-    async def send_and_context(self, message: MessageLike) -> ContextResponse:
+    async def send_and_context(self, message: MessageLike, *, wait: bool = False, timeout: float = 5.0) -> ContextResponse:
         """:meth:`send` then :meth:`context` of the message's thread, in the time of the longer of the two
         (the agent's turn before its model call, issue 19). The read does not wait for the send: the
         context shows the message as this client's own (streams/sdk/own_writes.py) and comes back only
-        once the broker acknowledged it; a send that fails raises, and its read is dropped."""
+        once the broker acknowledged it; a send that fails raises, and its read is dropped. ``wait``:
+        the context once the pipeline has folded the message (``wait_for_message_id``, up to
+        ``timeout`` s), the wait begun while the send is on its way."""
         parsed = message if isinstance(message, ChatMessage) else ChatMessage.from_obj(message)
-        read = asyncio.ensure_future(self.reader.context(parsed.thread_id, parsed.resource_id))
+        read = asyncio.ensure_future(self.reader.context(parsed.thread_id, parsed.resource_id, timeout=timeout,
+                                                         wait_for_message_id=parsed.id if wait else None))
         try:
             await self.send(parsed)
         except BaseException:
             read.cancel()
             await asyncio.gather(read, return_exceptions=True)
             raise
-        return await self._answer(read, parsed.thread_id, parsed.resource_id, own_messages=True, waited=False)
+        return await self._answer(read, parsed.thread_id, parsed.resource_id, own_messages=True, waited=wait)
 
     async def _answer(self, read: Awaitable[ContextResponse], thread_id: str, resource_id: str | None, *,
                       own_messages: bool, waited: bool) -> ContextResponse:

@@ -153,6 +153,9 @@ async def test_send_and_context_shows_the_message_in_one_call_as_send_then_conte
     stored = await client.context(thread, "sdk-user", own_messages=False, wait_for_message_id=second.id, timeout=30)
     assert [m.id for m in stored.messages] == [first.id, second.id]
     assert stored.system == context.system and stored.chat == context.chat
+    fresh = message(f"{thread}-new-1", f"{thread}-new", "sdk-user", at, "a new thread, waited on")
+    waited = await client.send_and_context(fresh, wait=True, timeout=30)  # the wait began before the send landed
+    assert [m.id for m in waited.messages] == [fresh.id] and waited.own_messages == []
 
 
 async def om_cli(settings: Settings, *args: str) -> tuple[int, str, str]:

@@ -1,5 +1,6 @@
-"""streams/sdk/client.py ``send_and_context``: the read runs while the send waits for its
-acknowledgement, the context shows the sent message, and a failed send returns no context.
+"""streams/sdk/client.py ``send_and_context``: the read (or the wait for the message's fold) runs while
+the send waits for its acknowledgement, the context shows the sent message, and a failed send
+returns no context.
 
 The broker and the reader are stand-ins here (what each answers is the point, not the transport);
 tests/integration/test_sdk.py drives the same call through a real worker."""
@@ -31,24 +32,29 @@ def _client() -> OMClient:
                     reader_url="http://127.0.0.1:9")
 
 
-async def test_the_read_runs_while_the_send_waits_and_the_context_shows_the_message(monkeypatch: Any) -> None:
+@pytest.mark.parametrize("wait", [False, True])
+async def test_the_read_runs_while_the_send_waits_and_the_context_shows_the_message(monkeypatch: Any,
+                                                                                    wait: bool) -> None:
     client = _client()
     read_started = asyncio.Event()
     acknowledged: list[str] = []
+    awaited: list[str | None] = []
 
     async def deliver(topic: str, records: list[tuple[bytes, bytes]]) -> None:
         await asyncio.wait_for(read_started.wait(), DEADLINE_S)  # sent one after the other, this never returns
         acknowledged.append(topic)
 
-    async def context(thread_id: str, resource_id: str | None, **_: Any) -> ContextResponse:
+    async def context(thread_id: str, resource_id: str | None, *, wait_for_message_id: str | None,
+                      timeout: float) -> ContextResponse:
         read_started.set()
+        awaited.append(wait_for_message_id)
         return ContextResponse.of(thread_id, resource_id or "r", AgentContext(system=["notes"]))
 
     monkeypatch.setattr(client.delivery, "deliver", deliver)
     monkeypatch.setattr(client.reader, "context", context)
     sent = _message("m1", "book the table for Friday")
-    answer = await client.send_and_context(sent)
-    assert acknowledged and answer.system == ["notes"]
+    answer = await client.send_and_context(sent, wait=wait)
+    assert acknowledged and answer.system == ["notes"] and awaited == (["m1"] if wait else [None])
     assert [m.id for m in answer.messages] == ["m1"] and answer.own_messages == ["m1"]
     assert answer.chat[-1].content == "book the table for Friday"
 
