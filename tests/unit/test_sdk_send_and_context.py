@@ -15,7 +15,7 @@ import pytest
 from processors.context import AgentContext
 from schemas.messages import ChatMessage, TextPart
 from streams.reader.models import ContextResponse
-from streams.sdk import OMClient
+from streams.sdk import OMClient, SyncOMClient
 from streams.sdk.reader import ReaderError
 from streams.settings import Settings
 
@@ -111,3 +111,18 @@ async def test_a_read_that_fails_otherwise_raises_once_the_send_is_acknowledged(
     with pytest.raises(ReaderError, match="503"):
         await client.send_and_context(_message("m1", "hello"))
     assert client.own_writes.sent_as("t", "r") == "r", "the message was sent: it stays this client's own"
+
+
+def test_the_blocking_twin_sends_and_reads_in_one_call(monkeypatch: Any) -> None:
+    with SyncOMClient(Settings(kafka_bootstrap="127.0.0.1:9", config_file=None), scope="thread", token="x",
+                      reader_url="http://127.0.0.1:9") as om:
+        async def deliver(topic: str, records: list[tuple[bytes, bytes]]) -> None:
+            return None
+
+        async def context(thread_id: str, resource_id: str | None, **_: Any) -> ContextResponse:
+            return ContextResponse.of(thread_id, resource_id or "r", AgentContext(system=["notes"]))
+
+        monkeypatch.setattr(om.client.delivery, "deliver", deliver)
+        monkeypatch.setattr(om.client.reader, "context", context)
+        answer = om.send_and_context(_message("m1", "hello"))
+    assert answer.system == ["notes"] and [m.id for m in answer.messages] == ["m1"]
