@@ -47,8 +47,11 @@ class MessageJson:
 
 
 def _pieces(message: ChatMessage) -> tuple[ChatMessage, bytes, bytes]:
-    return (message, orjson.dumps(message.model_dump(mode="json", exclude_none=False)),
-            orjson.dumps(chat_turn(message)))
+    return message, _dumped(message), orjson.dumps(chat_turn(message))
+
+
+def _dumped(message: ChatMessage) -> bytes:
+    return orjson.dumps(message.model_dump(mode="json", exclude_none=False))
 
 
 def _size(pieces: tuple[ChatMessage, bytes, bytes]) -> int:
@@ -69,24 +72,25 @@ def context_json(thread_id: str, resource_id: str, context: AgentContext, known:
     messages.append(b"]")
     turns = [b'{"role":"system","content":' + text + b"}" for text in system] + [turn for _, turn in conversation]
     return _framed(thread_id, resource_id, context, system, conversation[0][0] if continued else b"null",
-                   b"".join(messages), turns)
+                   messages, turns)
 
 
-def stored_context_json(thread_id: str, resource_id: str, context: AgentContext, entries: list[dict[str, Any]],
-                        known: MessageJson = MESSAGES) -> bytes:
+def stored_context_json(thread_id: str, resource_id: str, context: AgentContext, entries: list[dict[str, Any]]) -> bytes:
     """The lean body (``chat`` empty) of a context whose window messages are ``entries``, the row's
-    stored JSON of each, in the context's order; only the continuation reminder is a model's dump."""
-    continuation = known.of([context.continuation])[0][0] if context.continuation is not None else b"null"
+    stored JSON of each, in the context's order; only the continuation reminder is a model's dump (a
+    new object at each assembly: not kept)."""
+    continuation = _dumped(context.continuation) if context.continuation is not None else b"null"
     return _framed(thread_id, resource_id, context, [orjson.dumps(text) for text in context.system], continuation,
-                   orjson.dumps(entries), [])
+                   [orjson.dumps(entries)], [])
 
 
 def _framed(thread_id: str, resource_id: str, context: AgentContext, system: list[bytes], continuation: bytes,
-            messages: bytes, chat: list[bytes]) -> bytes:
-    """The response model's keys around the encoded pieces (``messages``: a JSON array)."""
+            messages: list[bytes], chat: list[bytes]) -> bytes:
+    """The response model's keys around the encoded pieces (``messages``: a JSON array's pieces), in
+    one join: a long window's body is ~1 MB."""
     out = [b'{"thread_id":', orjson.dumps(thread_id), b',"resource_id":', orjson.dumps(resource_id), b',"system":[']
     _listed(out, system)
-    out += b'],"continuation":', continuation, b',"messages":', messages, b',"chat":['
+    out += b'],"continuation":', continuation, b',"messages":', *messages, b',"chat":['
     _listed(out, chat)
     out += b'],"observed_through":', orjson.dumps(context.observed_through), b',"own_messages":[]}'
     return b"".join(out)

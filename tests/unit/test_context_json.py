@@ -60,7 +60,7 @@ def test_the_lean_body_of_stored_entries_validates_to_the_model_without_chat(
         messages: list[ChatMessage], observed_through: int | None) -> None:
     context = AgentContext(system=system, continuation=continuation, messages=messages,
                            observed_through=observed_through)
-    body = stored_context_json(thread_id, resource_id, context, [_stored(m) for m in messages], MessageJson())
+    body = stored_context_json(thread_id, resource_id, context, [_stored(m) for m in messages])
     expected = ContextResponse.of(thread_id, resource_id, context).model_copy(update={"chat": []})
     assert ContextResponse.model_validate_json(body) == expected
     assert orjson.loads(body)["messages"] == [orjson.loads(orjson.dumps(_stored(m))) for m in messages]
