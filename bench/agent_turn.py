@@ -54,11 +54,12 @@ def _text(words: int, turn: int, thread: int) -> str:
     return f"turn {turn} of {thread}: " + " ".join(WORDS[(turn * 5 + j * 3 + thread) % len(WORDS)] for j in range(words))
 
 
-MODES = {"own": "send + context (own writes)", "one call": "send_and_context (one call)",
-         "wait": "send + context (wait)      ", "one call, wait": "send_and_context (wait)    "}
+MODES = [  # label, in one call, waiting on the pipeline
+    ("send + context (own writes)", False, False), ("send_and_context (one call)", True, False),
+    ("send + context (wait)      ", False, True), ("send_and_context (wait)    ", True, True)]
 
 
-async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, mode: str,
+async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, one_call: bool, wait: bool,
                         samples: list[float]) -> None:
     tid, rid = f"{prefix}-{thread}", f"user-{thread}"
     for turn in range(turns):
@@ -66,14 +67,12 @@ async def _conversation(client: OMClient, prefix: str, thread: int, turns: int, 
         user = ChatMessage(id=f"{tid}-u{turn}", thread_id=tid, resource_id=rid, role="user", created_at=at,
                            parts=[TextPart(text=_text(260, turn, thread))])
         start = time.perf_counter()
-        if mode.startswith("one call"):
-            context = await client.send_and_context(user, wait=mode.endswith("wait"), timeout=60)
+        if one_call:
+            context = await client.send_and_context(user, wait=wait, timeout=60)
         else:
             await client.send(user)
-            if mode == "own":
-                context = await client.context(tid, rid)
-            else:
-                context = await client.context(tid, rid, wait_for_message_id=user.id, timeout=60, own_messages=False)
+            context = await client.context(tid, rid, wait_for_message_id=user.id if wait else None, timeout=60,
+                                           own_messages=not wait)
         samples.append((time.perf_counter() - start) * 1000)
         assert context.messages and context.messages[-1].id == user.id
         await client.send(ChatMessage(id=f"{tid}-a{turn}", thread_id=tid, resource_id=rid, role="assistant",
@@ -162,14 +161,14 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
         for level in concurrency:
             base = await _baseline(reader_url, scratch, max(200, 8 * level), level)
             print(f"\nconcurrency {level}:  baseline (ack'd produce + GET /healthz)  {summary(base)}")
-            for mode, label in MODES.items():
+            for number, (label, one_call, wait) in enumerate(MODES):
                 samples: list[float] = []
-                prefix = f"c{level}m{list(MODES).index(mode)}{uuid.uuid4().hex[:4]}"
+                prefix = f"c{level}m{number}{uuid.uuid4().hex[:4]}"
                 cpu0, wall0 = cpu_seconds(handle.proc.pid), time.perf_counter()
                 model0 = children_cpu_seconds(handle.proc.pid)
                 async with OMClient(settings, scope="thread", token=TOKEN, reader_url=reader_url) as client:
                     for first in range(0, threads, level):
-                        await asyncio.gather(*(_conversation(client, prefix, t, turns, mode, samples)
+                        await asyncio.gather(*(_conversation(client, prefix, t, turns, one_call, wait, samples)
                                                for t in range(first, min(threads, first + level))))
                 wall = time.perf_counter() - wall0
                 # the pipeline's work on this phase's messages (folds, Observer cycles, context rows) is
