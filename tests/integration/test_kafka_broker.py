@@ -14,7 +14,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 
-from streams.services.kafka import LocalKafkaBroker
+from streams.services.kafka import JVM_SMALL_MACHINE, LocalKafkaBroker
 from streams.services.kafka_health import is_healthy
 from streams.services.kafka_topics import create_topics
 from streams.settings import get_settings
@@ -84,6 +84,8 @@ async def test_local_broker_keeps_records_and_commits_across_a_restart(
             await consumer.commit()
 
         first_pid = broker.status().pid
+        command = Path(f"/proc/{first_pid}/cmdline").read_bytes().split(b"\0")
+        assert all(flag.encode() in command for flag in JVM_SMALL_MACHINE), "C1 only, serial GC (streams/services/kafka.py)"
         assert await asyncio.to_thread(broker.stop) is True
         assert not await asyncio.to_thread(is_healthy, broker.bootstrap, 1.0)
         assert await asyncio.to_thread(broker.start) is True
