@@ -38,7 +38,7 @@ from aiokafka import AIOKafkaProducer
 
 from bench.corpus import WORDS
 from bench.stats import percentile, summary
-from bench.worker import BOOTSTRAP, children_cpu_seconds, cpu_seconds, drop_topics, settled
+from bench.worker import BOOTSTRAP, children_cpu_seconds, cpu_seconds, settled
 from schemas.messages import ChatMessage, TextPart
 from streams.harness.workers import WorkerProcess
 from streams.sdk import OMClient
@@ -185,6 +185,5 @@ async def main(threads: int, turns: int, concurrency: list[int], read_levels: tu
     finally:
         process.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-        await drop_topics(process.prefix)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from aiokafka.partitioner import murmur2
 
 from bench.corpus import messages
-from bench.worker import BOOTSTRAP, Arrivals, drop_topics, keyed
+from bench.worker import BOOTSTRAP, Arrivals, keyed
 from processors.machine import lookup_key
 from schemas.messages import ChatMessage, TextPart
 from streams.harness.worker_log import log_entries
@@ -126,7 +126,6 @@ async def main(threads: int, per_thread: int) -> None:
     finally:
         process.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-        await drop_topics(process.prefix)
 
 
 async def rebalance(process: WorkerProcess, arrivals: Arrivals) -> float:

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from bench.corpus import messages
-from bench.worker import BOOTSTRAP, Arrivals, drop_topics, keyed
+from bench.worker import BOOTSTRAP, Arrivals, keyed
 from schemas.messages import ChatMessage
 from streams.harness.workers import WorkerProcess, produce
 from streams.topics import Topics
@@ -63,7 +63,6 @@ async def _run(count: int, threads: int, per_thread: int) -> tuple[float, float]
     finally:
         group.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-        await drop_topics(group.prefix)
     return len(batch) / (last - start), cpu * 1000 / len(batch)
 
 

@@ -23,7 +23,7 @@ from aiokafka.partitioner import murmur2
 from bench.corpus import messages
 from bench.memory import rss_bytes
 from bench.restart import PARTITIONS, timed_start, waiting
-from bench.worker import BOOTSTRAP, Arrivals, drop_topics
+from bench.worker import BOOTSTRAP, Arrivals
 from processors.config import OMConfig
 from processors.machine import decide, event_key
 from streams.harness.workers import WorkerProcess
@@ -90,4 +90,3 @@ async def main(keys: int) -> None:
     finally:
         process.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-        await drop_topics(process.prefix)

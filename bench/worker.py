@@ -124,22 +124,6 @@ async def settled(pids: list[int], idle_share: float = 0.1, window_s: float = 0.
     raise TimeoutError(f"the worker was still busy {deadline_s:.0f} s after it started")
 
 
-async def drop_topics(prefix: str) -> None:
-    """Delete a benchmark worker's topics (``<prefix>.…`` and Faust's ``<prefix>-…``): left behind,
-    thousands of them made every client's first metadata answer (all topics) take ~1 s to decode,
-    and the next benchmarks' start-up figures with it."""
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=BOOTSTRAP)
-    await admin.start()
-    try:
-        mine = [t for t in await admin.list_topics() if t.startswith((f"{prefix}.", f"{prefix}-"))]
-        if mine:
-            await admin.delete_topics(mine)
-    finally:
-        await admin.close()
-
-
 @asynccontextmanager
 async def running_worker(config: dict[str, Any], roles: tuple[str, ...] = ("all",),
                          pids: dict[str, int] | None = None) -> AsyncIterator[tuple[Topics, Arrivals]]:
@@ -167,4 +151,3 @@ async def running_worker(config: dict[str, Any], roles: tuple[str, ...] = ("all"
     finally:
         process.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-        await drop_topics(process.prefix)
