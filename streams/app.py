@@ -50,7 +50,7 @@ from schemas.base import SchemaError
 from schemas.control import IdleTick
 from schemas.dlq import DeadLetter
 from schemas.jobs import decode_job
-from streams import commit_offsets, embedded, fetch_wait, flow_resume, metrics
+from streams import commit_offsets, embedded, fetch_wait, flow_resume, metrics, txn_retry
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.redaction import redactor_for
@@ -125,6 +125,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
 
     fetch_wait.install(app, settings.fetch_max_wait_ms)
     flow_resume.install(app)
+    txn_retry.install()
     install_assignment_guard(app)
 
     def topic(name: str) -> faust.TopicT:
