@@ -22,6 +22,7 @@ from typing import Any
 from aiokafka.producer import sender as aiokafka_sender
 
 FIRST_S = 0.001
+_DOUBLINGS = 8  # 1 ms * 2**8 is past aiokafka's 20 ms
 _handler = aiokafka_sender.AddPartitionsToTxnHandler
 _aiokafka_rule = _handler.handle_response
 _ATTEMPTS = "_om_concurrent_txn_attempts"  # kept on the producer's transaction manager, one per producer
@@ -34,7 +35,7 @@ def _handle_response(self: Any, resp: Any) -> float | None:
         setattr(manager, _ATTEMPTS, 0)
         return backoff
     attempts = getattr(manager, _ATTEMPTS, 0)
-    setattr(manager, _ATTEMPTS, attempts + 1)
+    setattr(manager, _ATTEMPTS, min(attempts + 1, _DOUBLINGS))  # bounded: a stuck broker answers for ever
     return min(FIRST_S * 2**attempts, aiokafka_sender.BACKOFF_OVERRIDE)
 
 

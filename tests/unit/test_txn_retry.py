@@ -31,8 +31,9 @@ def _answer(error: type) -> SimpleNamespace:
 
 def test_the_wait_doubles_from_a_millisecond_up_to_aiokafkas_and_an_accepted_answer_resets_it() -> None:
     handler = _handler(set())
-    waits = [handler.handle_response(_answer(ConcurrentTransactions)) for _ in range(7)]
-    assert waits == pytest.approx([0.001, 0.002, 0.004, 0.008, 0.016, 0.02, 0.02])
+    waits = [handler.handle_response(_answer(ConcurrentTransactions)) for _ in range(2_000)]
+    assert waits[:7] == pytest.approx([0.001, 0.002, 0.004, 0.008, 0.016, 0.02, 0.02])
+    assert set(waits[7:]) == {0.02}, "a broker refusing for ever is asked every 20 ms, no overflow"
     assert handler.handle_response(_answer(NoError)) is None
     handler._sender._txn_manager.txn_partitions.clear()  # the next transaction, after the next commit
     assert handler.handle_response(_answer(ConcurrentTransactions)) == pytest.approx(0.001)
