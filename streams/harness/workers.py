@@ -22,10 +22,10 @@ from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
 
 from schemas.lifecycle import decode_event
 from streams.services.kafka_health import port_accepts
+from streams.services.kafka_topics import delete_topics
 from streams.services.worker_process import WorkerHandle, free_port
 from streams.settings import Settings
 
@@ -142,16 +142,8 @@ async def drop_topics(bootstrap: str, prefix: str, timeout: float = 10.0) -> Non
     """Delete the topics of the workers with ``prefix`` (``<prefix>.…`` and Faust's ``<prefix>-…``);
     nothing, and no wait, when the broker does not answer (a fault test's own broker, stopped)."""
     host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    if not await asyncio.to_thread(port_accepts, host, int(port)):
-        return
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
-    try:
-        await asyncio.wait_for(admin.start(), timeout)
-        mine = [t for t in await admin.list_topics() if t.startswith((f"{prefix}.", f"{prefix}-"))]
-        if mine:
-            await asyncio.wait_for(admin.delete_topics(mine), timeout)
-    finally:
-        await admin.close()
+    if await asyncio.to_thread(port_accepts, host, int(port)):
+        await asyncio.wait_for(delete_topics(bootstrap, (), prefixes=(f"{prefix}.", f"{prefix}-")), timeout)
 
 
 class EventLog:

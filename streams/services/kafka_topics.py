@@ -130,12 +130,14 @@ async def _describes(admin: AIOKafkaAdminClient, node: int, names: list[str]) ->
     return all(t["error_code"] == 0 and t["partitions"] for t in response.to_object()["topics"])
 
 
-async def delete_topics(bootstrap: str, names: Iterable[str]) -> None:
-    """Delete the named topics; names that do not exist are ignored."""
+async def delete_topics(bootstrap: str, names: Iterable[str], *, prefixes: tuple[str, ...] = ()) -> None:
+    """Delete the named topics, and every topic whose name starts with one of ``prefixes``; names
+    that do not exist are ignored."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        present = [n for n in names if n in set(await admin.list_topics())]
+        existing = set(await admin.list_topics())  # one metadata request, not one per name
+        present = sorted({n for n in names if n in existing} | {t for t in existing if prefixes and t.startswith(prefixes)})
         if present:
             try:
                 await admin.delete_topics(present)
