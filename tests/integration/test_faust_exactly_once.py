@@ -1,10 +1,10 @@
 """Faust tables with ``processing_guarantee='exactly_once'`` work against the pinned broker.
 
-A counting worker runs as a real subprocess; after a graceful restart it must rebuild its table
-from the changelog and carry on counting, and read_committed readers of its output must see
-each count exactly once. With streams/recovery.py's table manager the same holds, and the
-rebuild of a changelog ending in a commit marker ends within seconds (Faust's own waits out two
-5-second polls).
+A counting worker runs as a real subprocess, with streams/recovery.py's table manager as the
+workers run it; after a graceful restart it must rebuild its table from the changelog and carry on
+counting, read_committed readers of its output must see each count exactly once, and the rebuild of
+a changelog ending in a commit marker ends within seconds (Faust's own manager, which no worker
+runs, waits out two 5-second polls: its test here took 18 s and was dropped on 2026-12-07).
 """
 
 from __future__ import annotations
@@ -36,22 +36,6 @@ def _app_env(bootstrap: str, source: str, sink: str, data_dir: Path, **extra: st
     its data directory in the test's own (not the working directory)."""
     return {"FAUST_TEST_BROKER": bootstrap, "FAUST_TEST_APP_ID": f"om-test-eos-{uuid.uuid4().hex[:8]}",
             "FAUST_TEST_SOURCE": source, "FAUST_TEST_SINK": sink, "FAUST_TEST_DATA_DIR": str(data_dir), **extra}
-
-
-async def test_faust_table_counts_exactly_once_across_a_worker_restart(
-    kafka_bootstrap: str, new_topic, tmp_path: Path
-) -> None:
-    source, sink = await new_topic(partitions=2), await new_topic(partitions=2)
-    env = _app_env(kafka_bootstrap, source, sink, tmp_path / "data")
-    with _worker(env, tmp_path / "worker-1.log"):
-        await _produce(kafka_bootstrap, source, 10)
-        first = await _read_counts(kafka_bootstrap, sink, 10)
-    with _worker(env, tmp_path / "worker-2.log"):
-        await _produce(kafka_bootstrap, source, 6)
-        both = await _read_counts(kafka_bootstrap, sink, 16)
-
-    assert first == {b"k0": list(range(1, 6)), b"k1": list(range(1, 6))}
-    assert both == {b"k0": list(range(1, 9)), b"k1": list(range(1, 9))}
 
 
 async def test_a_restarted_worker_rebuilds_its_table_within_seconds_with_the_prompt_recovery(

@@ -105,9 +105,10 @@ async def test_an_observer_job_applies_a_parsed_log_or_fails_with_its_reason(ser
     job = ObserveJob(cycle_id="c1", key="thread:t", thread_id="t", resource_id="r", record_id="rec", generation=0,
                      issued_at=0, mode="sync", messages=messages, tokens_to_observe=80)
     config = OMConfig.from_mastra({"model": MODEL})
-    # a small cap keeps the test short: the ~4,000-token instructions are read once (the slot's cache
-    # serves the retries), and an answer this model loops in is cut at 96 tokens, not 256
-    result = await run_job(job, config, _client(served, cap=96), get_counter())
+    # a small cap keeps the test short: the ~4,000-token instructions are read once (~40 s at ~110
+    # tokens/s here; the slot's cache serves the retries), and the model writes ~12 tokens/s, so an
+    # answer it loops in is cut at 48 tokens, then 96 (a cap of 96 took 450 tokens over both tries)
+    result = await run_job(job, config, _client(served, cap=48), get_counter())
     assert isinstance(result, ObserveResult) and result.usage.input_tokens > 1000  # the standing instructions
     if result.ok:  # notes, or an explicit empty block: never a prose answer applied as "nothing"
         assert "<observations>" not in result.observations and "</observations>" not in result.observations
