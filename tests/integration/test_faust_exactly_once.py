@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
+from streams.services.kafka_topics import delete_topics
 from streams.settings import PROJECT_ROOT
 from tests.integration.kafka_helpers import FAST_CONSUMER, read_records
 
@@ -44,14 +45,17 @@ async def test_a_restarted_worker_rebuilds_its_table_within_seconds_with_the_pro
     source, sink = await new_topic(partitions=2), await new_topic(partitions=2)
     env = _app_env(kafka_bootstrap, source, sink, tmp_path / "data",
                    FAUST_TEST_TABLE_MANAGER="streams.recovery:PromptTableManager")
-    with _worker(env, tmp_path / "worker-1.log"):
-        await _produce(kafka_bootstrap, source, 10)
-        await _read_counts(kafka_bootstrap, sink, 10)
-    log = tmp_path / "worker-2.log"
-    with _worker(env, log, ready_line=RECOVERY_STARTED):
-        await _wait_for_line(log, RECOVERY_DONE, RECOVERY_DEADLINE_S)
-        await _produce(kafka_bootstrap, source, 6)
-        both = await _read_counts(kafka_bootstrap, sink, 16)
+    try:
+        with _worker(env, tmp_path / "worker-1.log"):
+            await _produce(kafka_bootstrap, source, 10)
+            await _read_counts(kafka_bootstrap, sink, 10)
+        log = tmp_path / "worker-2.log"
+        with _worker(env, log, ready_line=RECOVERY_STARTED):
+            await _wait_for_line(log, RECOVERY_DONE, RECOVERY_DEADLINE_S)
+            await _produce(kafka_bootstrap, source, 6)
+            both = await _read_counts(kafka_bootstrap, sink, 16)
+    finally:  # the app's own topics (its changelog, its assignor's) stay off the shared broker
+        await delete_topics(kafka_bootstrap, (), prefixes=(f"{env['FAUST_TEST_APP_ID']}-",))
 
     assert both == {b"k0": list(range(1, 9)), b"k1": list(range(1, 9))}, (
         "the table lost its last committed counts; the restarted worker's recovery:\n" + _recovery_lines(log))

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from streams.harness.workers import drop_topics
 from streams.services.txn_cleanup import abort_hanging_transactions
 from streams.settings import Settings
 from streams.topics import Topics
@@ -84,11 +85,14 @@ async def test_om_run_aborts_what_hangs_on_its_own_topics_and_nothing_else(unver
     settings = Settings(kafka_bootstrap=unverified_broker, topic_prefix=prefix, partitions=1)
     events = Topics.for_prefix(prefix).events
     foreign = await new_topic(partitions=1)
-    await prepare_broker(settings)  # creates the topics; nothing hangs yet
-    await write_forgotten_batch(unverified_broker, f"{prefix}-worker-1-0", events, b"forgotten")
-    await write_forgotten_batch(unverified_broker, f"other-{prefix}", foreign, b"not ours")
-    await prepare_broker(settings)
-    await commit_one(unverified_broker, f"{prefix}-worker-1-0", events, b"after-restart")
-    assert await read_until(unverified_broker, events, b"after-restart") == [b"after-restart"]
-    left = await abort_hanging_transactions(unverified_broker, (foreign,))
-    assert [(t.topic, t.start_offset) for t in left] == [(foreign, 0)], "another application's topic was touched"
+    try:
+        await prepare_broker(settings)  # creates the topics; nothing hangs yet
+        await write_forgotten_batch(unverified_broker, f"{prefix}-worker-1-0", events, b"forgotten")
+        await write_forgotten_batch(unverified_broker, f"other-{prefix}", foreign, b"not ours")
+        await prepare_broker(settings)
+        await commit_one(unverified_broker, f"{prefix}-worker-1-0", events, b"after-restart")
+        assert await read_until(unverified_broker, events, b"after-restart") == [b"after-restart"]
+        left = await abort_hanging_transactions(unverified_broker, (foreign,))
+        assert [(t.topic, t.start_offset) for t in left] == [(foreign, 0)], "another application's topic was touched"
+    finally:
+        await drop_topics(unverified_broker, prefix)  # the pipeline's topics prepare_broker made
