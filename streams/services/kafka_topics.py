@@ -137,7 +137,7 @@ async def delete_topics(bootstrap: str, names: Iterable[str], *, prefixes: tuple
     await admin.start()
     try:
         existing = set(await admin.list_topics())  # one metadata request, not one per name
-        present = sorted({n for n in names if n in existing} | {t for t in existing if prefixes and t.startswith(prefixes)})
+        present = sorted({n for n in names if n in existing} | {t for t in existing if t.startswith(prefixes)})
         if present:
             try:
                 await admin.delete_topics(present)
