@@ -58,12 +58,19 @@ def changelog_config(replication: int) -> dict[str, str]:
     return {"max.message.bytes": str(MAX_RECORD_BYTES), **Replication.for_factor(replication).topic_config()}
 
 
-async def ensure_internal_topics(bootstrap: str, prefix: str, role: Role, partitions: int, replication: int) -> None:
+def internal_topics(prefix: str, role: Role) -> list[str]:
+    """The names of a role's Faust topics: the state changelog (the roles that hold the state
+    table) and the leader topic."""
     app = app_id(prefix, role)
-    if role in ("all", "processor"):  # the roles that hold the state table
-        await create_topics(bootstrap, [changelog_topic(app)], partitions, replication,
+    return ([changelog_topic(app)] if role in ("all", "processor") else []) + [leader_topic(app)]
+
+
+async def ensure_internal_topics(bootstrap: str, prefix: str, role: Role, partitions: int, replication: int) -> None:
+    *changelog, leader = internal_topics(prefix, role)
+    if changelog:
+        await create_topics(bootstrap, changelog, partitions, replication,
                             config={"cleanup.policy": "compact", **changelog_config(replication)})
-    await create_topics(bootstrap, [leader_topic(app)], 1, replication)
+    await create_topics(bootstrap, [leader], 1, replication)
 
 
 def install_assignment_guard(app: faust.App) -> None:

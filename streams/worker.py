@@ -19,7 +19,7 @@ from aiokafka.errors import KafkaError
 from streams import gc_tuning, logs, tracing
 from streams.app import Role, build_app
 from streams.group_predecessor import claim_slot, leave_for_predecessor, members_dir
-from streams.internal_topics import ensure_internal_topics
+from streams.internal_topics import ensure_internal_topics, internal_topics
 from streams.llm.deterministic import offline
 from streams.llm.endpoints import configured_models
 from streams.llm.models import is_offline
@@ -61,16 +61,17 @@ async def ensure_topics(settings: Settings, role: Role | None = None) -> Setting
 
 
 async def prepare_broker(settings: Settings, role: Role = "all") -> Settings:
-    """Topics first, then abort what a broker left hanging on them: before this worker's producers
-    exist, or their first commit would carry a forgotten batch (see :mod:`streams.hanging_txns`).
+    """Topics first, then abort what a broker left hanging on them (the pipeline's topics and the
+    role's Faust topics, by name): before this worker's producers exist, or their first commit would
+    carry a forgotten batch (see :mod:`streams.hanging_txns`).
 
     A failed cleanup is logged, not fatal: the worker is still correct unless a transaction
     really hangs, and then the stall guard restarts it, which runs this again. A broker not up
     yet (or restarting) delays the start instead of ending it."""
     settings = await start_when_reachable(lambda: ensure_topics(settings, role), settings.kafka_bootstrap, "worker")
     try:
-        await abort_hanging_transactions(settings.kafka_bootstrap,
-                                         (f"{settings.topic_prefix}.", f"{settings.topic_prefix}-"))
+        await abort_hanging_transactions(settings.kafka_bootstrap, [
+            *Topics.for_prefix(settings.topic_prefix).all(), *internal_topics(settings.topic_prefix, role)])
     except (TxnCleanupError, KafkaError, OSError) as error:
         log.error("om.txn.cleanup_failed", extra={
             "error": repr(error), "action": "starting anyway; if consumers stall, list hanging transactions with "

@@ -5,6 +5,14 @@ is created explicitly so its partition count is a decision, not an accident. Rep
 unset (``None``) is the cluster's own ``default.replication.factor``, read from a live broker, so a
 worker creates replicated topics on a cluster and single-copy ones on the local broker from the
 same settings; ``min.insync.replicas`` follows it (streams/services/kafka_replication.py).
+
+**A worker never asks for the whole cluster's metadata.** A metadata request with no topic list
+answers with every topic in the cluster, and aiokafka's admin asks that for ``list_topics`` and
+``describe_cluster`` alike: on a shared cluster each answer costs the client ~0.1 s a thousand
+topics to decode, and a worker's start made sixteen (3,000 foreign topics took a restart from
+~1.5 s to 3.3 s, issue 20 item 4). :func:`metadata` asks for the named topics only (``[]``: the
+brokers alone) and never creates one by asking. Listing by prefix (:func:`delete_topics`,
+:func:`partition_states`: tests, benchmarks, ``om services``) still reads every topic.
 """
 
 from __future__ import annotations
@@ -12,19 +20,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping
 
+from aiokafka import AIOKafkaClient
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import (
     KafkaError,
+    LeaderNotAvailableError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
     for_code,
 )
+from aiokafka.protocol.api import Response
 from aiokafka.protocol.metadata import MetadataRequest
 
 from streams.services.kafka_replication import Replication
 
 DEFAULT_REPLICATION = "default.replication.factor"
+_EXISTS = (0, LeaderNotAvailableError.errno)  # any other answer: create it, and its refusal says why
 MAX_MESSAGE_BYTES = "max.message.bytes"
 
 
@@ -51,7 +63,8 @@ async def create_topics(
     await admin.start()
     try:
         policy = Replication.for_factor(replication if replication is not None else await cluster_replication(admin))
-        existing = set(await admin.list_topics())
+        described = (await metadata(admin._client, wanted)).to_object()["topics"]
+        existing = {t["topic"] for t in described if t["error_code"] in _EXISTS}
         missing = [
             NewTopic(n, num_partitions=partitions, replication_factor=policy.factor,
                      topic_configs={**(config or {}), **policy.topic_config()})
@@ -69,11 +82,22 @@ async def create_topics(
         await admin.close()
 
 
+async def metadata(client: AIOKafkaClient, topics: list[str], node: int | None = None) -> Response:
+    """The metadata of ``topics`` only (``[]``: the brokers alone), from ``node`` (None: any broker
+    ``client`` knows); a topic that does not exist is answered with its error, not created."""
+    request = MetadataRequest(topics, allow_auto_topic_creation=False)
+    return await client.send(client.get_random_node() if node is None else node, request)
+
+
+async def _brokers(admin: AIOKafkaAdminClient) -> list[int]:
+    return [broker["node_id"] for broker in (await metadata(admin._client, [])).to_object()["brokers"]]
+
+
 async def cluster_replication(admin: AIOKafkaAdminClient) -> int:
     """The ``default.replication.factor`` of the first live broker that answers."""
     error: Exception | None = None
-    for broker in (await admin.describe_cluster())["brokers"]:
-        resource = ConfigResource(ConfigResourceType.BROKER, str(broker["node_id"]), {DEFAULT_REPLICATION: None})
+    for node in await _brokers(admin):
+        resource = ConfigResource(ConfigResourceType.BROKER, str(node), {DEFAULT_REPLICATION: None})
         try:
             [response] = await admin.describe_configs([resource])
         except (KafkaError, OSError) as refused:
@@ -112,8 +136,7 @@ def _raise_refusal(response: object) -> None:
 async def _until_described(admin: AIOKafkaAdminClient, names: list[str], timeout: float) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        nodes = [broker["node_id"] for broker in (await admin.describe_cluster())["brokers"]]
-        lagging = [node for node in nodes if not await _describes(admin, node, names)]
+        lagging = [node for node in await _brokers(admin) if not await _describes(admin, node, names)]
         if not lagging:
             return
         if asyncio.get_running_loop().time() > deadline:
@@ -124,7 +147,7 @@ async def _until_described(admin: AIOKafkaAdminClient, names: list[str], timeout
 async def _describes(admin: AIOKafkaAdminClient, node: int, names: list[str]) -> bool:
     """Whether broker ``node``'s metadata has every topic of ``names``, with its partitions."""
     try:  # aiokafka's describe_topics asks a random broker; this asks the one named
-        response = await admin._send_request(MetadataRequest(names), node)
+        response = await metadata(admin._client, names, node)
     except (KafkaError, OSError):
         return True  # a broker that cannot be reached serves no client either; the rest decide
     return all(t["error_code"] == 0 and t["partitions"] for t in response.to_object()["topics"])

@@ -12,13 +12,16 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 
 from aiokafka import AIOKafkaClient
 from aiokafka.client import CoordinationType
+from aiokafka.cluster import ClusterMetadata
 from aiokafka.errors import KafkaError, for_code
 from aiokafka.structs import TopicPartition
 
 from streams.hanging_txns import OpenTxn, abort_groups, hanging
+from streams.services.kafka_topics import metadata
 from streams.services.kafka_txn_protocol import (
     AbortMarkerRequest,
     DescribeProducersRequest,
@@ -36,9 +39,9 @@ class TxnCleanupError(RuntimeError):
         self.retriable = retriable
 
 
-async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ...],
+async def abort_hanging_transactions(bootstrap: str, topics: Iterable[str],
                                      retry_for_s: float = 60.0) -> list[OpenTxn]:
-    """Abort every hanging transaction on the topics whose names start with ``topic_filter``.
+    """Abort every hanging transaction on the named ``topics`` (a name the cluster lacks is skipped).
 
     Returns what was aborted. Costs a few admin round trips when nothing hangs. A broker that has
     just restarted answers "coordinator loading" for a while, exactly when this matters most: the
@@ -47,7 +50,7 @@ async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ..
     deadline = time.monotonic() + retry_for_s
     while True:
         try:
-            return await _abort_hanging_once(bootstrap, topic_filter)
+            return await _abort_hanging_once(bootstrap, sorted(set(topics)))
         except (TxnCleanupError, KafkaError) as error:
             if not error.retriable or time.monotonic() > deadline:
                 raise
@@ -55,14 +58,14 @@ async def abort_hanging_transactions(bootstrap: str, topic_filter: tuple[str, ..
             await asyncio.sleep(0.5)
 
 
-async def _abort_hanging_once(bootstrap: str, topic_filter: tuple[str, ...]) -> list[OpenTxn]:
+async def _abort_hanging_once(bootstrap: str, topics: list[str]) -> list[OpenTxn]:
     client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
     try:
         await client.bootstrap()
-        cluster = await client.fetch_all_metadata()
+        cluster = ClusterMetadata()
+        cluster.update_metadata(await metadata(client, topics))  # these topics only (streams/services/kafka_topics.py)
         leaders = {(t, p): cluster.leader_for_partition(TopicPartition(t, p))
-                   for t in cluster.topics() if t.startswith(topic_filter)
-                   for p in cluster.partitions_for_topic(t) or ()}
+                   for t in topics for p in cluster.partitions_for_topic(t) or ()}
         before = await _open_transactions(client, leaders)
         if not before:
             return []

@@ -1,0 +1,82 @@
+"""A worker's start asks the brokers about its own topics only (streams/services/kafka_topics.py).
+
+A metadata request without a topic list answers with every topic in the cluster; beside 3,000 other
+topics a worker's start made sixteen such requests and took ~1 s longer. These tests watch every
+metadata request built in the process while the worker's broker preparation runs, against the
+real broker, whose ``auto.create.topics.enable`` is on (deploy/local/kafka/server.properties): a
+request that may create what it asks about would create it there.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from aiokafka import AIOKafkaClient
+from aiokafka.errors import UnknownTopicOrPartitionError
+from aiokafka.protocol.metadata import MetadataRequest
+
+from streams.internal_topics import internal_topics
+from streams.services.kafka_topics import delete_topics, metadata
+from streams.settings import Settings
+from streams.topics import Topics
+from streams.worker import prepare_broker
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[list[str] | None, bool | None]]]:
+    """Each metadata request built in this process: its topics (None: every topic) and whether it
+    lets the broker create them."""
+    seen: list[tuple[list[str] | None, bool | None]] = []
+    build = MetadataRequest.__init__
+
+    def recording(self: MetadataRequest, topics: list[str] | None = None,
+                  allow_auto_topic_creation: bool | None = None) -> None:
+        seen.append((None if topics is None else list(topics), allow_auto_topic_creation))
+        build(self, topics, allow_auto_topic_creation)
+
+    monkeypatch.setattr(MetadataRequest, "__init__", recording)
+    yield seen
+
+
+async def _topics_of(bootstrap: str, names: list[str]) -> dict[str, int]:
+    """Each of ``names`` the cluster has, with its error code (0: there)."""
+    client = AIOKafkaClient(bootstrap_servers=bootstrap)
+    await client.bootstrap()
+    try:
+        return {t["topic"]: t["error_code"] for t in (await metadata(client, names)).to_object()["topics"]}
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("role", ["all", "llm"])
+async def test_preparing_the_broker_asks_for_the_workers_topics_only(kafka_bootstrap: str, asked, role: str) -> None:
+    prefix = f"md{uuid.uuid4().hex[:8]}"
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=2)
+    names = [*Topics.for_prefix(prefix).all(), *internal_topics(prefix, role)]  # type: ignore[arg-type]
+    try:
+        for start in ("first start", "restart"):
+            asked.clear()
+            await prepare_broker(settings, role)  # type: ignore[arg-type]
+            assert asked, "the preparation asks for metadata"
+            everything = [n for n, (topics, _) in enumerate(asked) if topics is None]
+            assert not everything, f"{start}: requests {everything} of {len(asked)} asked for every topic"
+            assert all(create is False for topics, create in asked if topics), \
+                f"{start}: a request may create the topics it names: {asked}"
+            assert all(not topics or set(topics) <= set(names) for topics, _ in asked), \
+                f"{start}: asked about topics not the worker's: {asked}"
+        assert set((await _topics_of(kafka_bootstrap, names)).values()) == {0}, "every topic made"
+    finally:
+        await delete_topics(kafka_bootstrap, names)
+
+
+async def test_asking_about_a_missing_topic_does_not_create_it(kafka_bootstrap: str) -> None:
+    missing = f"md-missing.{uuid.uuid4().hex[:12]}"
+    try:
+        for _ in range(2):  # had the first request created it, the second would find it
+            assert await _topics_of(kafka_bootstrap, [missing]) == {missing: UnknownTopicOrPartitionError.errno}
+    finally:
+        await delete_topics(kafka_bootstrap, [missing])
