@@ -13,7 +13,8 @@ fetch and seek rules of streams/fetch_positions.py and the assignor rule of stre
 and records its group member id (streams/group_predecessor.py); the consumer hands records to the
 streams by streams/fetch_handoff.py's rule; everything else about the consumer is Faust's. The app's
 producer, made by this transport too, commits its partitions' transactions at once
-(streams/commit_together.py).
+(streams/commit_together.py) and asks for the metadata of the topics it declares only
+(streams/declared_topics.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import faust
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
 from streams.commit_together import ProducerCommittingTogether
+from streams.declared_topics import DeclaredTopicsTracked
 from streams.fetch_handoff import EagerHandoff
 from streams.fetch_positions import FetchPositions
 from streams.group_predecessor import RecordsMember
@@ -42,9 +44,13 @@ class _Consumer(EagerHandoff, faust_aiokafka.Consumer):
         return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
 
+class _Producer(DeclaredTopicsTracked, ProducerCommittingTogether):
+    pass
+
+
 class _Transport(faust_aiokafka.Transport):
     Consumer = _Consumer
-    Producer = ProducerCommittingTogether
+    Producer = _Producer
 
     def __init__(self, url: Any, app: faust.App, fetch_max_wait_ms: int) -> None:
         super().__init__(url, app)
