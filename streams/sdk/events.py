@@ -20,12 +20,12 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Literal, TypeVar
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka import AIOKafkaClient, AIOKafkaConsumer, TopicPartition
 
 from schemas.base import SchemaError
 from schemas.lifecycle import LifecycleEvent, decode_event
 from streams.services.kafka_retry import Deadline, Report, ride_through
+from streams.services.kafka_topics import metadata
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -34,13 +34,15 @@ Since = Literal["now", "beginning"] | int  # int = UTC epoch ms: events written 
 
 
 async def topic_partitions(bootstrap: str, topic: str) -> list[TopicPartition]:
-    """Every partition of ``topic``, from the broker (a consumer knows only what it subscribed to)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
+    """Every partition of ``topic``, from the broker (a consumer knows only what it subscribed to).
+    Asking never creates the topic: a broker that auto-creates topics would make it with its default
+    partitions, and the worker would then find it made."""
+    client = AIOKafkaClient(bootstrap_servers=bootstrap)
+    await client.bootstrap()
     try:
-        (described,) = await admin.describe_topics([topic])
+        (described,) = (await metadata(client, [topic])).to_object()["topics"]
     finally:
-        await admin.close()
+        await client.close()
     if described["error_code"] != 0 or not described["partitions"]:
         raise LookupError(f"topic {topic} does not exist; start a worker (om run) or check OM_TOPIC_PREFIX")
     return [TopicPartition(topic, p["partition"]) for p in sorted(described["partitions"], key=lambda p: p["partition"])]

@@ -9,6 +9,8 @@ request that may create what it asks about would create it there.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -18,6 +20,7 @@ from aiokafka.errors import UnknownTopicOrPartitionError
 from aiokafka.protocol.metadata import MetadataRequest
 
 from streams.internal_topics import internal_topics
+from streams.sdk.events import topic_partitions
 from streams.services.kafka_topics import delete_topics, metadata
 from streams.settings import Settings
 from streams.topics import Topics
@@ -74,9 +77,22 @@ async def test_preparing_the_broker_asks_for_the_workers_topics_only(kafka_boots
 
 
 async def test_asking_about_a_missing_topic_does_not_create_it(kafka_bootstrap: str) -> None:
-    missing = f"md-missing.{uuid.uuid4().hex[:12]}"
+    """Beside a control asked afterwards as aiokafka asks by default, which this broker answers by
+    creating the topic (in the background): once the control exists, ours would too."""
+    ours, control = (f"md-missing.{uuid.uuid4().hex[:12]}" for _ in range(2))
+    client = AIOKafkaClient(bootstrap_servers=kafka_bootstrap)
+    await client.bootstrap()
     try:
-        for _ in range(2):  # had the first request created it, the second would find it
-            assert await _topics_of(kafka_bootstrap, [missing]) == {missing: UnknownTopicOrPartitionError.errno}
+        assert (await metadata(client, [ours])).to_object()["topics"][0]["error_code"] \
+            == UnknownTopicOrPartitionError.errno
+        with pytest.raises(LookupError, match="does not exist"):  # the SDK's question about it
+            await topic_partitions(kafka_bootstrap, ours)
+        deadline = time.monotonic() + 30
+        while (await _topics_of(kafka_bootstrap, [control])).get(control) != 0:
+            await client.send(client.get_random_node(), MetadataRequest([control]))  # aiokafka's default
+            assert time.monotonic() < deadline, "the broker never auto-created the control topic"
+            await asyncio.sleep(0.05)
+        assert await _topics_of(kafka_bootstrap, [ours]) == {ours: UnknownTopicOrPartitionError.errno}
     finally:
-        await delete_topics(kafka_bootstrap, [missing])
+        await client.close()
+        await delete_topics(kafka_bootstrap, [ours, control])
