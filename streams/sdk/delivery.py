@@ -17,6 +17,12 @@ Rules kept:
   order (murmur2 of the key, as the Java client's).
 * While nothing is acknowledged for :data:`STALL_REPORT_S`, a progress line says so; once no
   record was acknowledged for ``deadline_s`` the call raises :class:`KafkaUnavailable`.
+* **Only into a topic that exists.** aiokafka asks for a topic's metadata the first time it sends
+  to it, in a way that lets the broker auto-create it (Kafka's default), with the broker's default
+  partitions: an app that sent before any worker ran made the messages topic with one partition,
+  and the worker then found it made. A client looks each topic up once first, without creating it
+  (streams/services/kafka_topics.py); a missing one fails the call at once, saying to start a
+  worker, as every missing topic does (streams/services/kafka_retry.py).
 """
 
 from __future__ import annotations
@@ -27,10 +33,11 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaTimeoutError
+from aiokafka.errors import KafkaTimeoutError, UnknownTopicOrPartitionError
 from aiokafka.partitioner import DefaultPartitioner
 
 from streams.services.kafka_retry import Deadline, KafkaUnavailable, Report, ride_through
+from streams.services.kafka_topics import metadata
 
 log = logging.getLogger(__name__)
 Record = tuple[bytes, bytes]  # (key, value)
@@ -52,6 +59,7 @@ class Delivery:
         self._producer: AIOKafkaProducer | None = None
         self._starting = asyncio.Lock()
         self._sending = 0  # calls of this client between their first append and their last acknowledgement
+        self._existing: set[str] = set()  # topics seen to exist
 
     async def deliver(self, topic: str, records: list[Record]) -> None:
         """Return once every record is acknowledged, in order per key; raise past the deadline."""
@@ -61,6 +69,9 @@ class Delivery:
         async def attempt() -> None:
             nonlocal todo
             producer = await self.producer(deadline)
+            if topic not in self._existing:
+                await _must_exist(producer, topic)
+                self._existing.add(topic)
             todo, error = await self._send(producer, topic, records, todo, deadline)
             if error is not None:
                 raise error
@@ -134,6 +145,16 @@ class Delivery:
             raise KafkaUnavailable(self.bootstrap, deadline.waited(), KafkaTimeoutError("no acknowledgement"))
         self.report(f"broker {self.bootstrap} not acknowledging ({acks.acked:,} of {total:,} acknowledged), "
                     f"still trying for {left:.0f} s")
+
+
+async def _must_exist(producer: AIOKafkaProducer, topic: str) -> None:
+    """Raise if ``topic`` does not exist, asking without creating it."""
+    if producer.client.cluster.partitions_for_topic(topic):
+        return
+    (described,) = (await metadata(producer.client, [topic])).to_object()["topics"]
+    if described["error_code"] == UnknownTopicOrPartitionError.errno:
+        raise UnknownTopicOrPartitionError(f"topic {topic} does not exist: start a worker first (om run), which "
+                                           "makes the pipeline's topics, or check OM_TOPIC_PREFIX")
 
 
 async def _append_open(producer: AIOKafkaProducer, topic: str, records: list[Record], todo: list[int],

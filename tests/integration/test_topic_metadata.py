@@ -19,7 +19,9 @@ from aiokafka import AIOKafkaClient
 from aiokafka.errors import UnknownTopicOrPartitionError
 from aiokafka.protocol.metadata import MetadataRequest
 
+from schemas.messages import ChatMessage, TextPart
 from streams.internal_topics import internal_topics
+from streams.sdk import OMClient
 from streams.sdk.events import topic_partitions
 from streams.services.kafka_topics import delete_topics, metadata
 from streams.settings import Settings
@@ -76,10 +78,22 @@ async def test_preparing_the_broker_asks_for_the_workers_topics_only(kafka_boots
         await delete_topics(kafka_bootstrap, names)
 
 
+async def _until_a_control_is_auto_created(bootstrap: str, client: AIOKafkaClient) -> None:
+    """Ask for a missing topic as aiokafka asks by default, which this broker answers by creating it
+    (in the background), until it exists: a topic asked about that way before would exist by then."""
+    control = f"md-control.{uuid.uuid4().hex[:12]}"
+    deadline = time.monotonic() + 30
+    try:
+        while (await _topics_of(bootstrap, [control])).get(control) != 0:
+            await client.send(client.get_random_node(), MetadataRequest([control]))
+            assert time.monotonic() < deadline, "the broker never auto-created the control topic"
+            await asyncio.sleep(0.05)
+    finally:
+        await delete_topics(bootstrap, [control])
+
+
 async def test_asking_about_a_missing_topic_does_not_create_it(kafka_bootstrap: str) -> None:
-    """Beside a control asked afterwards as aiokafka asks by default, which this broker answers by
-    creating the topic (in the background): once the control exists, ours would too."""
-    ours, control = (f"md-missing.{uuid.uuid4().hex[:12]}" for _ in range(2))
+    ours = f"md-missing.{uuid.uuid4().hex[:12]}"
     client = AIOKafkaClient(bootstrap_servers=kafka_bootstrap)
     await client.bootstrap()
     try:
@@ -87,12 +101,34 @@ async def test_asking_about_a_missing_topic_does_not_create_it(kafka_bootstrap: 
             == UnknownTopicOrPartitionError.errno
         with pytest.raises(LookupError, match="does not exist"):  # the SDK's question about it
             await topic_partitions(kafka_bootstrap, ours)
-        deadline = time.monotonic() + 30
-        while (await _topics_of(kafka_bootstrap, [control])).get(control) != 0:
-            await client.send(client.get_random_node(), MetadataRequest([control]))  # aiokafka's default
-            assert time.monotonic() < deadline, "the broker never auto-created the control topic"
-            await asyncio.sleep(0.05)
+        await _until_a_control_is_auto_created(kafka_bootstrap, client)
         assert await _topics_of(kafka_bootstrap, [ours]) == {ours: UnknownTopicOrPartitionError.errno}
     finally:
         await client.close()
-        await delete_topics(kafka_bootstrap, [ours, control])
+        await delete_topics(kafka_bootstrap, [ours])
+
+
+async def test_an_app_sending_before_any_worker_ran_is_told_to_start_one_and_makes_no_topic(
+        kafka_bootstrap: str) -> None:
+    """Made by the producer's first send, the messages topic would have the broker's default
+    partitions, and the worker would keep them (it leaves an existing topic as it is)."""
+    prefix = f"md{uuid.uuid4().hex[:8]}"
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=4)
+    messages = Topics.for_prefix(prefix).messages
+    message = ChatMessage(id="m1", thread_id="t1", resource_id="r1", role="user", created_at=1_767_600_000_000,
+                          parts=[TextPart(text="hello")])
+    client = AIOKafkaClient(bootstrap_servers=kafka_bootstrap)
+    await client.bootstrap()
+    try:
+        async with OMClient(settings, scope="thread") as app:
+            with pytest.raises(UnknownTopicOrPartitionError, match=r"start a worker first \(om run\)"):
+                await app.send(message)
+        await _until_a_control_is_auto_created(kafka_bootstrap, client)
+        assert await _topics_of(kafka_bootstrap, [messages]) == {messages: UnknownTopicOrPartitionError.errno}
+        await prepare_broker(settings)  # the worker's start makes it, with the configured partitions
+        async with OMClient(settings, scope="thread") as app:
+            await app.send(message)
+        assert len((await metadata(client, [messages])).to_object()["topics"][0]["partitions"]) == 4
+    finally:
+        await client.close()
+        await delete_topics(kafka_bootstrap, [], prefixes=(f"{prefix}.", f"{prefix}-"))

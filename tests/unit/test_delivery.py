@@ -64,9 +64,14 @@ class FakeBroker:
 def broker(monkeypatch: pytest.MonkeyPatch) -> FakeBroker:
     fake = FakeBroker()
 
+    class FakeCluster:  # what the producer's client knows: every topic exists
+        def partitions_for_topic(self, topic: str) -> set[int]:
+            return set(range(PARTITIONS))
+
     class FakeProducer:
         def __init__(self, **config: object) -> None:
             assert config["enable_idempotence"] is True and config["acks"] == "all"
+            self.client = type("AIOKafkaClient", (), {"cluster": FakeCluster()})()
 
         async def start(self) -> None:
             if fake.start_failures:
