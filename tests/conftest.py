@@ -9,6 +9,7 @@ PostgreSQL store's server) is always a local throwaway cluster (:mod:`tests.post
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -57,6 +58,19 @@ def clickhouse_dsn(test_backend: str, tmp_path_factory: pytest.TempPathFactory) 
             yield dsn
     else:
         yield f"chdb://{tmp_path_factory.mktemp('clickhouse')}"
+
+
+@pytest.fixture(autouse=True)
+def _logger_levels_restored() -> Iterator[None]:
+    """A command run in-process (typer's ``CliRunner``) sets levels for the whole process: ``om``'s
+    commands quiet aiokafka's logger (streams/sdk/cli_common.py), the worker's logging setup the
+    root's. Put back after each test, so a later one that reads aiokafka's records still gets them
+    (the broker-loss fault test found none after the shell-override test). Handlers are pytest's."""
+    loggers = [logging.getLogger(), logging.getLogger("aiokafka")]
+    levels = [logger.level for logger in loggers]
+    yield
+    for logger, level in zip(loggers, levels):
+        logger.setLevel(level)
 
 
 @pytest.fixture(autouse=True)
