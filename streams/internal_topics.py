@@ -68,7 +68,7 @@ def internal_topics(prefix: str, role: Role) -> list[str]:
 async def ensure_internal_topics(bootstrap: str, prefix: str, role: Role, partitions: int, replication: int) -> None:
     *changelog, leader = internal_topics(prefix, role)
     if changelog:
-        await create_topics(bootstrap, changelog, partitions, replication,
+        await create_topics(bootstrap, changelog, partitions, replication, same_partitions=True,
                             config={"cleanup.policy": "compact", **changelog_config(replication)})
     await create_topics(bootstrap, [leader], 1, replication)
 

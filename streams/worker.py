@@ -24,7 +24,7 @@ from streams.llm.deterministic import offline
 from streams.llm.endpoints import configured_models
 from streams.llm.models import is_offline
 from streams.services.kafka_health import start_when_reachable
-from streams.services.kafka_topics import MAX_MESSAGE_BYTES, create_topics, max_message_bytes
+from streams.services.kafka_topics import MAX_MESSAGE_BYTES, PartitionsMismatch, create_topics, max_message_bytes
 from streams.services.txn_cleanup import TxnCleanupError, abort_hanging_transactions
 from streams.settings import Settings
 from streams.startup import configured
@@ -44,9 +44,9 @@ async def ensure_topics(settings: Settings, role: Role | None = None) -> Setting
     topics = Topics.for_prefix(settings.topic_prefix)
     large = topics.large()
     used = await create_topics(settings.kafka_bootstrap, [n for n in topics.all() if n not in large],
-                               settings.partitions, settings.replication)
+                               settings.partitions, settings.replication, same_partitions=True)
     await create_topics(settings.kafka_bootstrap, large, settings.partitions, used.factor,
-                        config={MAX_MESSAGE_BYTES: str(LARGE_RECORD_BYTES)})
+                        config={MAX_MESSAGE_BYTES: str(LARGE_RECORD_BYTES)}, same_partitions=True)
     limit = record_limit(min((await max_message_bytes(settings.kafka_bootstrap, large)).values()))
     if limit < record_limit(LARGE_RECORD_BYTES):
         log.warning("om.topics.small_records", extra={
@@ -103,7 +103,10 @@ def run_worker(role: Role = "all") -> None:
         # a worker whose configured models are a provider's starts no child unless an offline call comes
         offline.answer_in_processes(settings.offline_model_processes,
                                     warm=any(is_offline(model) for _, model in configured_models(config)))
-    settings = asyncio.run(prepare_broker(settings, role))
+    try:
+        settings = asyncio.run(prepare_broker(settings, role))
+    except PartitionsMismatch as error:
+        raise SystemExit(f"om: {error}") from None
     app = build_app(settings, config, role)
     # a predecessor killed -9 leaves now, not a session later (streams/group_predecessor.py)
     app.om_member_slot = claim_slot(members_dir(settings.data_dir), app.conf.id)

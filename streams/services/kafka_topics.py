@@ -11,7 +11,8 @@ answers with every topic in the cluster, and aiokafka's admin asks that for ``li
 ``describe_cluster`` alike: on a shared cluster each answer costs the client ~0.1 s a thousand
 topics to decode, and a worker's start made sixteen (3,000 foreign topics took a restart from
 ~1.5 s to 3.3 s, issue 20 item 4). :func:`metadata` asks for the named topics only (``[]``: the
-brokers alone) and never creates one by asking. Listing by prefix (:func:`delete_topics`,
+brokers alone) and never creates one by asking. The pipeline's topics, co-partitioned, must have the
+configured count: one made before with another stops the worker (:class:`PartitionsMismatch`). Listing by prefix (:func:`delete_topics`,
 :func:`partition_states`: tests, benchmarks, ``om services``) still reads every topic.
 """
 
@@ -40,6 +41,17 @@ _EXISTS = (0, LeaderNotAvailableError.errno)  # any other answer: create it, and
 MAX_MESSAGE_BYTES = "max.message.bytes"
 
 
+class PartitionsMismatch(ValueError):
+    """Topics made before with another partition count than the one configured; ``str()`` says what to do."""
+
+    def __init__(self, found: Mapping[str, int], partitions: int) -> None:
+        counts = ", ".join(f"{name} has {count}" for name, count in sorted(found.items()))
+        super().__init__(f"topics made before have another partition count than OM_PARTITIONS={partitions} ({counts}); "
+                         f"a key's messages, results and state must share a partition number, so set OM_PARTITIONS "
+                         f"to the count they have, or delete them (their records too) and start again")
+        self.found = dict(found)
+
+
 async def create_topics(
     bootstrap: str,
     names: Iterable[str],
@@ -47,10 +59,12 @@ async def create_topics(
     replication: int | None = 1,
     timeout: float = 30.0,
     config: Mapping[str, str] | None = None,
+    same_partitions: bool = False,
 ) -> Replication:
     """Create each topic that does not exist yet, and return once every live broker describes
     every one. ``config``: topic settings besides ``min.insync.replicas`` (which follows the
-    replication); a topic that exists already is left as it is.
+    replication); a topic that exists already is left as it is, but with ``same_partitions`` one with
+    another partition count raises :class:`PartitionsMismatch` (the pipeline's co-partitioned topics).
 
     A freshly created topic takes a moment to reach the metadata every broker serves (KRaft
     propagates it asynchronously); callers that produce, describe or subscribe right away need it
@@ -65,6 +79,10 @@ async def create_topics(
         policy = Replication.for_factor(replication if replication is not None else await cluster_replication(admin))
         described = (await metadata(admin._client, wanted)).to_object()["topics"]
         existing = {t["topic"] for t in described if t["error_code"] in _EXISTS}
+        other = {t["topic"]: len(t["partitions"]) for t in described
+                 if t["error_code"] == 0 and len(t["partitions"]) != partitions}
+        if same_partitions and other:
+            raise PartitionsMismatch(other, partitions)
         missing = [
             NewTopic(n, num_partitions=partitions, replication_factor=policy.factor,
                      topic_configs={**(config or {}), **policy.topic_config()})

@@ -1,4 +1,6 @@
-"""A worker's start asks the brokers about its own topics only (streams/services/kafka_topics.py).
+"""A worker's start asks the brokers about its own topics only, and makes none by asking
+(streams/services/kafka_topics.py); nor does an app's send (streams/sdk/delivery.py); topics made
+before with another partition count stop the worker with what to do.
 
 A metadata request without a topic list answers with every topic in the cluster; beside 3,000 other
 topics a worker's start made sixteen such requests and took ~1 s longer. These tests watch every
@@ -10,9 +12,11 @@ request that may create what it asks about would create it there.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaClient
@@ -23,7 +27,9 @@ from schemas.messages import ChatMessage, TextPart
 from streams.internal_topics import internal_topics
 from streams.sdk import OMClient
 from streams.sdk.events import topic_partitions
-from streams.services.kafka_topics import delete_topics, metadata
+from streams.harness.workers import WorkerProcess
+from streams.services.errors import ServiceError
+from streams.services.kafka_topics import PartitionsMismatch, create_topics, delete_topics, metadata
 from streams.settings import Settings
 from streams.topics import Topics
 from streams.worker import prepare_broker
@@ -131,4 +137,29 @@ async def test_an_app_sending_before_any_worker_ran_is_told_to_start_one_and_mak
         assert len((await metadata(client, [messages])).to_object()["topics"][0]["partitions"]) == 4
     finally:
         await client.close()
+        await delete_topics(kafka_bootstrap, [], prefixes=(f"{prefix}.", f"{prefix}-"))
+
+
+async def test_topics_made_with_another_partition_count_stop_the_worker_with_what_to_do(
+        kafka_bootstrap: str, tmp_path: Path) -> None:
+    """A key's messages, results and state must share a partition number: a messages topic made
+    with one partition (by a broker's auto-creation, or another OM_PARTITIONS) beside a changelog of
+    two would look a result's key up in the wrong partition's state."""
+    prefix = f"md{uuid.uuid4().hex[:8]}"
+    messages, changelog = Topics.for_prefix(prefix).messages, internal_topics(prefix, "all")[0]
+    try:
+        await create_topics(kafka_bootstrap, [messages], partitions=1)
+        with pytest.raises(PartitionsMismatch, match=rf"OM_PARTITIONS=2 \({re.escape(messages)} has 1\)"):
+            await prepare_broker(Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=2))
+        await delete_topics(kafka_bootstrap, [messages])
+        await create_topics(kafka_bootstrap, [changelog], partitions=3)  # the state's topic, another count
+        with pytest.raises(PartitionsMismatch, match=rf"\({re.escape(changelog)} has 3\)"):
+            await prepare_broker(Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=2))
+        worker = WorkerProcess(kafka_bootstrap, prefix, {}, tmp_path)
+        worker.partitions = 2
+        with pytest.raises(ServiceError, match="exited with 1") as exited:
+            worker.start()
+        log = Path(str(exited.value).rsplit("its log is ", 1)[1]).read_text()
+        assert log.strip().splitlines()[-1].startswith("om: topics made before have another partition count"), log
+    finally:
         await delete_topics(kafka_bootstrap, [], prefixes=(f"{prefix}.", f"{prefix}-"))
