@@ -5,8 +5,8 @@ faust-streaming 0.15.3's ``Producer.create_topic`` ends with ``producer.client.f
 producer's client tracks no topic, and aiokafka asks a client that tracks none for every topic in the
 cluster. A worker declares its three Faust topics as it starts; on a shared cluster each answer costs
 ~0.1 s a thousand topics to decode (streams/services/kafka_topics.py keeps the same rule for the
-worker's own admin calls; together they took a restart beside 3,000 other topics from 3.3 s to
-~1.8 s, issue 20 item 4).
+worker's own admin calls; together they took a restart beside 3,000 other topics from 3.0–3.4 s
+to 2.0–2.3 s, issue 20 item 4).
 
 Rule kept: the declared topic joins the topics the client tracks before Faust declares it, so the
 forced update asks for the tracked topics only. aiokafka tracks each topic a producer sends to

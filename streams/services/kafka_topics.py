@@ -11,9 +11,12 @@ answers with every topic in the cluster, and aiokafka's admin asks that for ``li
 ``describe_cluster`` alike: on a shared cluster each answer costs the client ~0.1 s a thousand
 topics to decode, and a worker's start made sixteen (3,000 foreign topics took a restart from
 ~1.5 s to 3.3 s, issue 20 item 4). :func:`metadata` asks for the named topics only (``[]``: the
-brokers alone) and never creates one by asking. The pipeline's topics, co-partitioned, must have the
-configured count: one made before with another stops the worker (:class:`PartitionsMismatch`). Listing by prefix (:func:`delete_topics`,
+brokers alone) and never creates one by asking. Listing by prefix (:func:`delete_topics`,
 :func:`partition_states`: tests, benchmarks, ``om services``) still reads every topic.
+
+**The pipeline's topics keep the configured partition count.** They are co-partitioned (a key's
+messages, results and state share a partition number), so a worker that finds one made before
+with another count stops and says what to do (:class:`PartitionsMismatch`).
 """
 
 from __future__ import annotations
@@ -79,9 +82,8 @@ async def create_topics(
         policy = Replication.for_factor(replication if replication is not None else await cluster_replication(admin))
         described = (await metadata(admin._client, wanted)).to_object()["topics"]
         existing = {t["topic"] for t in described if t["error_code"] in _EXISTS}
-        other = {t["topic"]: len(t["partitions"]) for t in described
-                 if t["error_code"] == 0 and len(t["partitions"]) != partitions}
-        if same_partitions and other:
+        if same_partitions and (other := {t["topic"]: len(t["partitions"]) for t in described
+                                          if t["error_code"] == 0 and len(t["partitions"]) != partitions}):
             raise PartitionsMismatch(other, partitions)
         missing = [
             NewTopic(n, num_partitions=partitions, replication_factor=policy.factor,
