@@ -40,13 +40,16 @@ async def ensure_topics(settings: Settings, role: Role | None = None) -> Setting
     assigns only topics its leader's metadata knows). The topics that carry an observation log take
     large records (streams/topics.py). The settings returned carry the replication used (unset: the
     cluster's default), so every topic Faust declares gets the same, and the bytes a record may take
-    on those topics, as they are (``large_record_limit``: the processor's records fit it)."""
+    on those topics, as they are (``large_record_limit``: the processor's records fit it). For a
+    ``role`` (a worker), topics made before with another partition count than the settings' raise
+    :class:`PartitionsMismatch`; a tool that only sends (``om replay``) takes them as they were made."""
     topics = Topics.for_prefix(settings.topic_prefix)
     large = topics.large()
+    strict = role is not None  # a worker reads them co-partitioned; a tool that only sends takes them as made
     used = await create_topics(settings.kafka_bootstrap, [n for n in topics.all() if n not in large],
-                               settings.partitions, settings.replication, same_partitions=True)
+                               settings.partitions, settings.replication, same_partitions=strict)
     await create_topics(settings.kafka_bootstrap, large, settings.partitions, used.factor,
-                        config={MAX_MESSAGE_BYTES: str(LARGE_RECORD_BYTES)}, same_partitions=True)
+                        config={MAX_MESSAGE_BYTES: str(LARGE_RECORD_BYTES)}, same_partitions=strict)
     limit = record_limit(min((await max_message_bytes(settings.kafka_bootstrap, large)).values()))
     if limit < record_limit(LARGE_RECORD_BYTES):
         log.warning("om.topics.small_records", extra={

@@ -32,7 +32,7 @@ from streams.services.errors import ServiceError
 from streams.services.kafka_topics import PartitionsMismatch, create_topics, delete_topics, metadata
 from streams.settings import Settings
 from streams.topics import Topics
-from streams.worker import prepare_broker
+from streams.worker import ensure_topics, prepare_broker
 
 pytestmark = pytest.mark.integration
 
@@ -161,5 +161,18 @@ async def test_topics_made_with_another_partition_count_stop_the_worker_with_wha
             worker.start()
         log = Path(str(exited.value).rsplit("its log is ", 1)[1]).read_text()
         assert log.strip().splitlines()[-1].startswith("om: topics made before have another partition count"), log
+    finally:
+        await delete_topics(kafka_bootstrap, [], prefixes=(f"{prefix}.", f"{prefix}-"))
+
+
+async def test_a_tool_that_only_sends_takes_the_topics_as_a_worker_made_them(kafka_bootstrap: str) -> None:
+    """``om replay`` makes the topics it finds missing (with its own OM_PARTITIONS) and sends into
+    those a worker made, whatever their count: only a worker reads them co-partitioned."""
+    prefix = f"md{uuid.uuid4().hex[:8]}"
+    try:
+        await prepare_broker(Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=2))
+        await ensure_topics(Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=4))
+        with pytest.raises(PartitionsMismatch):
+            await ensure_topics(Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=4), "all")
     finally:
         await delete_topics(kafka_bootstrap, [], prefixes=(f"{prefix}.", f"{prefix}-"))
