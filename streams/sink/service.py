@@ -134,6 +134,10 @@ class Sink:
             await consumer.stop()
             await producer.stop()
             raise
+        # the topics it sends to, named now: a client that tracks none asks for every topic in the
+        # cluster at each periodic refresh (streams/services/kafka_topics.py), and this one may send
+        # nothing for days
+        producer.client.set_topics([self.topics.control, self.topics.dlq])
         return producer, consumer
 
     def _member_slot(self) -> MemberSlot | None:

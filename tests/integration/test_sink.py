@@ -5,6 +5,8 @@ Its fault tests (ClickHouse refusing inserts, the sink killed mid-batch) are in 
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
@@ -12,7 +14,9 @@ from schemas.base import decode
 from schemas.deltas import ChunkChanged
 from schemas.dlq import DeadLetter
 from tests.integration.kafka_helpers import FAST_CONSUMER, read_records
+from streams.sink import Sink, SinkOptions
 from tests.integration.om_pipeline import (
+    FAST_SINK,
     database_client,
     make_topics,
     publish,
@@ -70,3 +74,16 @@ async def test_poison_records_go_to_the_dead_letter_topic_and_do_not_stall(kafka
         [(topics.events, "validate"), (topics.records, "apply")])
     assert too_big.to_bytes() in {letter.value for letter in letters}
     assert len(table_dump(client)["om_messages"]) == len(talk.messages)
+
+
+async def test_the_sinks_producer_tracks_the_topics_it_sends_to(kafka_bootstrap, clickhouse_dsn, new_topic):
+    """A client that tracks no topic asks for every topic in the cluster at each periodic metadata
+    refresh (streams/services/kafka_topics.py); the sink's producer may send nothing for days."""
+    topics = await make_topics(new_topic, partitions=1)
+    sink = Sink(database_client(clickhouse_dsn), kafka_bootstrap, topics,
+                SinkOptions(group_id=f"sink-{uuid.uuid4().hex[:8]}", max_wait_ms=50, consumer=FAST_SINK))
+    await sink.start()
+    try:
+        assert sink._producer is not None and sink._producer.client._topics == {topics.control, topics.dlq}
+    finally:
+        await sink.stop()
