@@ -40,8 +40,8 @@ from aiokafka.protocol.metadata import MetadataRequest
 from streams.services.kafka_replication import Replication
 
 DEFAULT_REPLICATION = "default.replication.factor"
-_EXISTS = (0, LeaderNotAvailableError.errno)  # any other answer: create it, and its refusal says why
 MAX_MESSAGE_BYTES = "max.message.bytes"
+_EXISTS = (0, LeaderNotAvailableError.errno)  # any other answer: create it, and its refusal says why
 
 
 class PartitionsMismatch(ValueError):

@@ -48,9 +48,10 @@ async def abort_hanging_transactions(bootstrap: str, topics: Iterable[str],
     whole pass is retried (it judges afresh each time) until ``retry_for_s`` has passed.
     """
     deadline = time.monotonic() + retry_for_s
+    names = sorted(set(topics))  # once: an iterator would be empty at a retry
     while True:
         try:
-            return await _abort_hanging_once(bootstrap, sorted(set(topics)))
+            return await _abort_hanging_once(bootstrap, names)
         except (TxnCleanupError, KafkaError) as error:
             if not error.retriable or time.monotonic() > deadline:
                 raise
