@@ -23,7 +23,9 @@ from aiokafka import AIOKafkaClient
 from aiokafka.errors import UnknownTopicOrPartitionError
 from aiokafka.protocol.metadata import MetadataRequest
 
+from processors.config import OMConfig
 from schemas.messages import ChatMessage, TextPart
+from streams.app import build_app
 from streams.internal_topics import internal_topics
 from streams.sdk import OMClient
 from streams.sdk.events import topic_partitions
@@ -176,3 +178,23 @@ async def test_a_tool_that_only_sends_takes_the_topics_as_a_worker_made_them(kaf
             await ensure_topics(Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, partitions=4), "all")
     finally:
         await delete_topics(kafka_bootstrap, [], prefixes=(f"{prefix}.", f"{prefix}-"))
+
+
+async def test_the_workers_faust_producer_declares_a_topic_without_asking_for_every_topic(
+        kafka_bootstrap: str, tmp_path: Path, asked) -> None:
+    """Faust forces a metadata update on its producer after each topic it declares
+    (streams/declared_topics.py): made by the worker's app, against the broker, it names the topic."""
+    prefix = f"md{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}.declared"
+    settings = Settings(kafka_bootstrap=kafka_bootstrap, topic_prefix=prefix, data_dir=tmp_path, replication=1,
+                        clickhouse_dsn="http://unused")
+    producer = build_app(settings, OMConfig.from_mastra({}), "processor").producer
+    await producer.start()
+    try:
+        asked.clear()
+        await producer.create_topic(topic, 2, 1)
+        assert (await _topics_of(kafka_bootstrap, [topic])) == {topic: 0}, "declared"
+        assert asked and all(topics is not None for topics, _ in asked), f"asked for every topic: {asked}"
+    finally:
+        await producer.stop()
+        await delete_topics(kafka_bootstrap, [topic])
