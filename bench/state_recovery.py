@@ -6,6 +6,8 @@ each on the partition its key's input goes to, while no worker runs. Then the wo
 figures are spawn → Faust's recovery done (from its log) and → a waiting message folded, beside the
 same worker's first start on empty topics in this run (the baseline), and the worker's resident set
 once it holds every key (VmRSS of its process; recovery decodes no state: streams/state_store.py).
+Last, that worker is stopped cleanly and started again: it adopts the store it kept
+(streams/state_checkpoint.py) and reads only the changelog after its checkpoint.
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ async def main(keys: int) -> None:
             warm = await timed_start(process, arrivals, waiting("recovered", "after-recovery"), 1, restart=True)
             assert process.handles[0].proc is not None
             warm_rss = rss_bytes(process.handles[0].proc.pid)
+            process.handles[0].stop()
+            kept = await timed_start(process, arrivals, waiting("kept", "after-kept"), 2, restart=True)
         mib = 2**20
         print(f"{keys:,} keys (one ~200-token message each): {records:,} changelog records, "
               f"{size / mib:,.0f} MiB, written in {filled:.0f} s; {PARTITIONS} partitions, one worker")
@@ -84,6 +88,7 @@ async def main(keys: int) -> None:
         print(warm.line(f"restart over {keys:,} keys", cold.folded))
         print(f"{'recovery rate':34} {records / max(warm.recovered - warm.faust, 1e-9):8,.0f} records/s   "
               f"{keys / max(warm.recovered - warm.faust, 1e-9):8,.0f} keys/s")
+        print(kept.line("restart after a clean stop (kept)", cold.folded))
         print(f"{'worker RSS: first start':34} {cold_rss / mib:8.1f} MiB")
         print(f"{'worker RSS: holding every key':34} {warm_rss / mib:8.1f} MiB   "
               f"{(warm_rss - cold_rss) / keys:6.0f} B per key")

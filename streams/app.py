@@ -224,7 +224,12 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                                       data_dir=settings.data_dir, state_cache=settings.state_cache,
                                       schedule=schedule))
     metrics.STATE.watch(table)
-    owners: dict[str, int] = {}
+    owners = table.owners
+
+    @app.on_partitions_assigned.connect
+    async def track_commits(app: faust.App, assigned: set, **_: Any) -> None:
+        """The state store's tracker learns which transactions committed (streams/state_checkpoint.py)."""
+        app.producer.on_commit = table.local.tracker.committed
 
     @app.on_partitions_assigned.connect
     async def forget_moved(app: faust.App, assigned: set, **_: Any) -> None:
@@ -239,6 +244,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
             table.states.discard(key)
             table.unwritten.discard(key)
             schedule.discard(key)
+        table.local.tracker.keep_only(kept)
 
     folder = BatchFolder(config, topics, record_limit=settings.large_record_limit or RECORD_LIMIT,
                          redactor=redactor_for(settings) if settings.redact else None)
@@ -307,7 +313,11 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
         for changelog_key, value in table.writes(key, result.before.get(key), table.states.get(key)):
             outbox.add(source[partition], partition, changelog_name, changelog_key, value)
     table.states.trim()
-    await outbox.confirm()
+    sent = await outbox.confirm()
+    tracker = table.local.tracker
+    for (transactional_id, topic, partition), last in sent.items():
+        if topic == changelog_name:
+            tracker.sent(transactional_id, partition, last)
     metrics.events_emitted(result.event_counts)
     for stage, field in result.dead_letter_reasons:
         metrics.dead_letter(stage, field)

@@ -26,8 +26,8 @@ from collections.abc import Callable, Mapping
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 MAX_RECORDS = 10_000
-Apply = Callable[[TopicPartition, bytes | None, bytes | None], None]
-"""(partition, record key, record value) of one committed changelog record."""
+Apply = Callable[[TopicPartition, int, bytes | None, bytes | None], None]
+"""(partition, offset, record key, record value) of one committed changelog record."""
 
 
 async def read_in_bulk(consumer: AIOKafkaConsumer, starts: Mapping[TopicPartition, int],
@@ -50,7 +50,7 @@ async def read_in_bulk(consumer: AIOKafkaConsumer, starts: Mapping[TopicPartitio
             for record in records:
                 if record.offset > last:
                     break
-                apply(tp, record.key, record.value)
+                apply(tp, record.offset, record.key, record.value)
                 applied[tp] = record.offset
         for tp in list(wanted):
             if applied[tp] >= highwaters[tp] or await consumer.position(tp) > highwaters[tp]:

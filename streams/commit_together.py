@@ -19,13 +19,15 @@ Rules this module keeps:
   the caller (Faust's consumer: a fenced producer crashes the app; our committer retries) sees it
   as before.
 * An unknown transactional id is warned about and skipped, as Faust does.
+* Each transaction that committed is told to :attr:`ProducerCommittingTogether.on_commit` (the state
+  store's tracker: streams/state_checkpoint.py), after the commit and before a new one begins.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from faust.transport.drivers import aiokafka as faust_aiokafka
@@ -34,6 +36,8 @@ log = logging.getLogger(__name__)
 
 
 class ProducerCommittingTogether(faust_aiokafka.Producer):
+    on_commit: Callable[[str], None] | None = None  # told each transactional id that committed
+
     async def commit_transactions(self, tid_to_offset_map: Mapping[str, Mapping[Any, int]], group_id: str,
                                   start_new_transaction: bool = True) -> None:
         outcomes = await asyncio.gather(
@@ -53,5 +57,7 @@ class ProducerCommittingTogether(faust_aiokafka.Producer):
                 return
             await producer.send_offsets_to_transaction(offsets, group_id)
             await producer.commit_transaction()
+            if self.on_commit is not None:
+                self.on_commit(transactional_id)
             if start_new_transaction:
                 await producer.begin_transaction()

@@ -56,6 +56,14 @@ class IdleSchedule:
         else:
             self._set(key, int(times.split(",")[0]) if times else None)
 
+    def restore(self, key: str, at: int | None) -> None:
+        """``key``'s next check as :meth:`snapshot` gave it (a kept store adopted: streams/state_checkpoint.py)."""
+        self._set(key, at)
+
+    def snapshot(self) -> dict[str, int]:
+        """Each scheduled key's next check time."""
+        return dict(self._next)
+
     def checked(self, key: str, state: KeyState | None, now: int) -> None:
         """The timer read ``state`` at ``now``: next look at the first of its times after ``now``."""
         times = () if state is None else idle_tick_times(state, self.config)

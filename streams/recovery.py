@@ -134,17 +134,18 @@ class PromptRecovery(Recovery):
 
     async def _build_offsets(self, consumer: Any, tps: set[TP], destination: Any, title: str) -> None:
         await super()._build_offsets(consumer, tps, destination, title)
-        if title != "active" or not self._exact:
+        if title != "active":
             return
         bulk = {TopicPartition(tp.topic, tp.partition): tp for tp in tps
                 if hasattr(self.tp_to_table.get(tp), "recover_raw")}
-        if not bulk:
+        self._adopt_kept_stores(bulk.values(), destination)
+        if not bulk or not self._exact:
             return
         started = time.monotonic()
         applied: dict[TopicPartition, int] = {}
 
-        def apply(tp: TopicPartition, key: bytes | None, value: bytes | None) -> None:
-            self.tp_to_table[bulk[tp]].recover_raw(tp.partition, key, value)
+        def apply(tp: TopicPartition, offset: int, key: bytes | None, value: bytes | None) -> None:
+            self.tp_to_table[bulk[tp]].recover_raw(tp.partition, offset, key, value)
 
         starts = {k: destination[tp] for k, tp in bulk.items()}
         try:
@@ -160,6 +161,19 @@ class PromptRecovery(Recovery):
             destination[tp] = offset  # Faust starts after it
         log.info("om.recovery.bulk_read", extra={"partitions": len(bulk), "offsets": records,
                                                  "seconds": round(time.monotonic() - started, 3)})
+
+    def _adopt_kept_stores(self, tps: Any, destination: Any) -> None:
+        """A table whose store was kept across a clean stop (streams/state_checkpoint.py) starts each
+        partition it adopts after the checkpoint's offset, not at the changelog's start."""
+        by_table: dict[Any, list[TP]] = {}
+        for tp in tps:
+            by_table.setdefault(self.tp_to_table[tp], []).append(tp)
+        for table, table_tps in by_table.items():
+            bounds = {tp.partition: (destination[tp], self.active_highwaters.get(tp, -1)) for tp in table_tps}
+            taken = table.local.adopt(bounds)
+            for tp in table_tps:
+                if tp.partition in taken:
+                    destination[tp] = taken[tp.partition]
 
     def _answer_the_guess_with_applied_offsets(self) -> None:
         consumer = self.app.consumer

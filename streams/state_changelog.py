@@ -36,6 +36,11 @@ Rules this module keeps:
   (streams/state_store.py), newest last; a state is assembled from its records when it is used
   (:func:`read_state`), so a partition Faust kept through a rebalance and re-reads from where it
   was finds the items it read before, and recovering a million keys decodes none of them.
+* **Kept across a clean stop** (streams/state_checkpoint.py): the local copy says which committed
+  records it reflects (:class:`streams.state_checkpoint.CommitTracker`: recovery's records, and this
+  worker's own once their transaction committed), and at exit it is kept with a checkpoint when it
+  reflects committed records only; a worker that adopts it takes the partitions it was given from
+  the checkpoint's offsets (:meth:`LocalChangelog.adopt`) and drops the rest of it.
 * **An older worker's records are still read**: a whole state, or a slim state naming its window by
   ids beside a whole record. Neither has this form's items, so the key's next write writes every
   item of its state (``unwritten``).
@@ -44,7 +49,8 @@ Rules this module keeps:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -59,6 +65,7 @@ from schemas.record import ThreadMeta
 from streams.changelog_parts import (Part, chain_head, chain_parts, chainable, map_parts, read_chain, read_map,
                                      report_missing)
 from streams.idle_schedule import IdleSchedule
+from streams.state_checkpoint import Checkpoint, CommitTracker
 from streams.record_parts import FAMILIES as RECORD_FAMILIES
 from streams.record_parts import HEAD as RECORD
 from streams.record_parts import read_record, record_parts
@@ -209,22 +216,74 @@ def _bodies(parts: PartStore, key: str, ids: list[str]) -> list[ChatMessage]:
 class _Store(MemoryStore):
     """Faust's memory store with :class:`SpilledStates` as its data."""
 
+    om_tracker: CommitTracker | None = None  # the local changelog's (set with the data)
+
     async def on_recovery_completed(self, active_tps: Any, standby_tps: Any) -> None:
         partitions = {partition for _, partition in active_tps}
         for key in [k for k, p in self._key_partition.items() if p not in partitions]:
             self.data.discard(key)  # no state is read to be forgotten
             self._key_partition.pop(key, None)
+        if self.om_tracker is not None:
+            self.om_tracker.keep_only(partitions)
 
 
 class LocalChangelog:
     """This process's copy of the changelog (``states.parts``) and the states read from it."""
 
-    def __init__(self, states: SpilledStates, schedule: IdleSchedule, key_partition: dict[str, int]) -> None:
+    def __init__(self, states: SpilledStates, schedule: IdleSchedule, key_partition: dict[str, int],
+                 topic: str = "", owners: Mapping[str, int] | None = None) -> None:
         self.states, self.schedule, self.key_partition = states, schedule, key_partition
         self.unwritten: set[str] = set()  # keys whose items the changelog holds in an older form
+        self.topic, self.owners = topic, owners if owners is not None else {}  # the fold's keys -> partition
+        self.tracker = CommitTracker()
+        states.parts.checkpoint = self.checkpoint
 
-    def recover(self, key: str, partition: int, raw: bytes | None) -> None:
-        """One changelog record read by recovery (committed records only, in log order)."""
+    def adopt(self, bounds: Mapping[int, tuple[int, int]]) -> dict[int, int]:
+        """Take the kept store's checkpoint (once), given the assigned partitions' bounds: (Faust's start
+        offset, the last committed record). A partition whose checkpoint offset lies within them is
+        adopted: its keys come back and recovery reads after the returned offset; every other key of
+        the checkpoint is dropped from the store."""
+        parts = self.states.parts
+        checkpoint, parts.adopted = parts.adopted, None
+        if checkpoint is None:
+            return {}
+        taken = {p: offset for p, offset in checkpoint.offsets.items()
+                 if p in bounds and bounds[p][0] <= offset <= bounds[p][1]}
+        unwritten, idle = set(checkpoint.unwritten), checkpoint.idle
+        for partition, keys in checkpoint.keys.items():
+            if partition not in taken:
+                for key in keys:
+                    drop_parts(parts, key)
+                continue
+            for key in keys:
+                self.states.recovered(key, present=True)
+                self.key_partition[key] = partition
+                self.schedule.restore(key, idle.get(key))
+                if key in unwritten:
+                    self.unwritten.add(key)
+        for partition, offset in taken.items():
+            self.tracker.recovered(partition, offset)
+        log.info("om.state_store.adoption", extra={"adopted": sorted(taken),
+                                                   "dropped": sorted(set(checkpoint.offsets) - set(taken))})
+        return taken
+
+    def checkpoint(self) -> Checkpoint | None:
+        """What the store holds, if it reflects committed records only (else None: not kept)."""
+        offsets = self.tracker.consistent()
+        if offsets is None or self.states.parts.adopted is not None or not self.states.clean:
+            return None
+        keys: dict[int, list[str]] = {}
+        for key in self.states:
+            partition = self.owners.get(key, self.key_partition.get(key))
+            if partition not in offsets:
+                return None
+            keys.setdefault(partition, []).append(key)
+        return Checkpoint(topic=self.topic, closed_at_ms=int(time.time() * 1000), offsets=offsets, keys=keys,
+                          idle=self.schedule.snapshot(), unwritten=sorted(self.unwritten))
+
+    def recover(self, key: str, partition: int, raw: bytes | None, offset: int = -1) -> None:
+        """One changelog record read by recovery (committed records only, in log order), at ``offset``."""
+        self.tracker.recovered(partition, offset)
         states, parts = self.states, self.states.parts
         if key.startswith("\x00"):
             parts.put(key, raw)
@@ -274,12 +333,15 @@ class StateTable(faust.Table):
                  **kwargs: Any) -> None:
         self._data_dir, self._state_cache, self.schedule = data_dir, state_cache, schedule
         self._local: LocalChangelog | None = None
+        self.owners: dict[str, int] = {}  # the partition of each key the fold wrote (streams/app.py)
         super().__init__(*args, **kwargs)
 
     def _new_store(self) -> Any:
         store = _Store("memory://", self.app, self, table_name=self.name, loop=self.loop)
-        store.data = SpilledStates(open_parts(self._data_dir), read_state, drop_parts, self._state_cache)
-        self._local = LocalChangelog(store.data, self.schedule, store._key_partition)
+        topic = self.changelog_topic.get_topic_name()
+        store.data = SpilledStates(open_parts(self._data_dir, topic), read_state, drop_parts, self._state_cache)
+        self._local = LocalChangelog(store.data, self.schedule, store._key_partition, topic, self.owners)
+        store.om_tracker = self._local.tracker
         return store
 
     @property
@@ -305,12 +367,15 @@ class StateTable(faust.Table):
     def apply_changelog_batch(self, batch: Iterable[Any]) -> None:
         recover = self.local.recover
         for event in batch:
-            recover(self._to_key(event.key), event.message.partition, event.message.value)
+            message = event.message
+            recover(self._to_key(event.key), message.partition, message.value, message.offset)
 
-    def recover_raw(self, partition: int, key: bytes | None, value: bytes | None) -> None:
+    def recover_raw(self, partition: int, offset: int, key: bytes | None, value: bytes | None) -> None:
         """One changelog record as the broker holds it (streams/bulk_recovery.py reads them)."""
         if key is not None:
-            self.local.recover(orjson.loads(key), partition, value)
+            self.local.recover(orjson.loads(key), partition, value, offset)
+        else:
+            self.local.tracker.recovered(partition, offset)
 
     def writes(self, key: str, before: KeyState | None, after: KeyState | None) -> list[Write]:
         return self.local.writes(key, before, after)

@@ -8,15 +8,21 @@ Rules this module keeps:
 * **The local store mirrors the changelog, nothing more.** It holds the changelog's own records
   (streams/state_changelog.py: a key's slim state, its record, its window's bodies, its observed
   ids), put as each batch sends them and as recovery reads them; a key read back from it is its
-  state as last written. It is a cache of the changelog, which stays the source of truth: it is
-  made empty when the process starts and recovery refills it, so it keeps no write-ahead log and a
-  kill -9 loses nothing it had.
+  state as last written. It is a cache of the changelog, which stays the source of truth, so it
+  keeps no write-ahead log and a kill -9 loses nothing it had.
+* **Kept across a clean stop only** (streams/state_checkpoint.py): at exit, if the store then
+  reflects committed records only, it is flushed and a checkpoint written beside it
+  (:meth:`PartStore.keep`); the next start on the host for the same changelog adopts the freshest
+  such store (:func:`open_parts`) and recovery reads only what came after. Any other store — a kill
+  -9's, an exec's, one whose checkpoint is stale — is removed, and recovery fills a new one from the
+  whole changelog.
 * **Decoded states are bounded**: at most ``capacity`` units stay decoded (a key costs 1 + its
   window's messages), least recently used out first. A state leaves memory only once written: a
   batch sets its states, writes them (:meth:`SpilledStates.written`), then the table trims.
 * **One directory per process** under ``<OM_DATA_DIR>/state/``, held with an exclusive ``flock``;
   a directory no process holds (its owner died or exec'd itself in place) is removed at the next
-  start, by whichever worker starts next on the host.
+  start, by whichever worker starts next on the host — unless it has a checkpoint a worker may
+  still adopt (fresh: :data:`streams.state_checkpoint.ADOPT_WITHIN_S`; another app's is left to it).
 * **Made and swept one worker at a time** (``state/.lock``, held while a worker removes stale
   directories and makes and locks its own): a directory is locked before another worker can find
   it. Without it, workers started together on one host could sweep a directory made but not yet
@@ -31,6 +37,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
@@ -39,6 +46,8 @@ from typing import IO
 from rocksdict import DBCompressionType, Options, Rdict, WriteOptions
 
 from processors.machine import KeyState
+from streams import state_checkpoint as checkpoint_file
+from streams.state_checkpoint import Checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -51,46 +60,69 @@ def state_dir(data_dir: Path) -> Path:
     return data_dir / "state"
 
 
-def open_parts(data_dir: Path) -> PartStore:
-    """A fresh store of this process's own, after removing the directories of dead processes."""
+def open_parts(data_dir: Path, topic: str = "") -> PartStore:
+    """This process's store: the freshest kept store of changelog ``topic`` on the host (adopted,
+    its checkpoint taken), else a new one; stores no one may adopt any more are removed."""
     root = state_dir(data_dir)
     root.mkdir(parents=True, exist_ok=True)
+    now_ms = int(time.time() * 1000)
     with open(root / SWEEP_LOCK, "a") as sweeping:
         fcntl.flock(sweeping, fcntl.LOCK_EX)  # released when the file closes, or its process dies
+        kept: list[tuple[int, Path, Checkpoint]] = []
         for old in root.iterdir():
             if old.name != SWEEP_LOCK:
-                _remove_if_unheld(old)
-        path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
+                checkpoint = _unheld_checkpoint(old, topic, now_ms)
+                if checkpoint is not None:
+                    kept.append((checkpoint.closed_at_ms, old, checkpoint))
+        adopted = None
+        if kept:
+            _, path, adopted = max(kept, key=lambda found: found[0])
+            checkpoint_file.take(path)
+            log.info("om.state_store.adopted", extra={"directory": path.name, "partitions": sorted(adopted.offsets),
+                                                      "keys": sum(map(len, adopted.keys.values()))})
+        else:
+            path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
         lock = open(path / LOCK, "a")  # noqa: SIM115 - held until the process ends (or exec's itself)
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    atexit.register(shutil.rmtree, path, True)  # an exec or a kill -9 leaves it to the next start
-    return PartStore(path, lock)
+    store = PartStore(path, lock, adopted)
+    atexit.register(store.exit)  # an exec or a kill -9 leaves it to the next start
+    return store
 
 
-def _remove_if_unheld(path: Path) -> None:
+def _unheld_checkpoint(path: Path, topic: str, now_ms: int) -> Checkpoint | None:
+    """The checkpoint of a store no process holds, if a worker of ``topic`` may adopt it now. A
+    store no worker may adopt any more is removed; a live worker's, or another topic's fresh one,
+    is left alone."""
     try:
         with open(path / LOCK, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            checkpoint = checkpoint_file.read(path)
+            if checkpoint is not None and checkpoint.fresh(checkpoint.topic, now_ms):
+                return checkpoint if topic and checkpoint.topic == topic else None
             shutil.rmtree(path, ignore_errors=True)
             log.info("om.state_store.removed_stale", extra={"directory": path.name})
     except BlockingIOError:
         pass  # a live worker's
     except OSError:
         shutil.rmtree(path, ignore_errors=True)  # not a store (no lock file can be made): not ours to keep
+    return None
 
 
 class PartStore:
     """The changelog's records for the keys this process owns, by the changelog's own keys."""
 
-    def __init__(self, path: Path, lock: IO[str] | None = None) -> None:
+    def __init__(self, path: Path, lock: IO[str] | None = None, adopted: Checkpoint | None = None) -> None:
         options = Options(raw_mode=True)
         options.create_if_missing(True)
         options.set_compression_type(DBCompressionType.lz4())
         options.set_write_buffer_size(32 * 2**20)
         self.path, self._lock = path, lock
+        self.adopted = adopted  # a kept store's checkpoint, until recovery takes it (LocalChangelog.adopt)
+        self.checkpoint: Callable[[], Checkpoint | None] = lambda: None  # at exit: what it holds, if it may be kept
+        self._closed = False
         self._db = Rdict(str(path / "db"), options)
         unlogged = WriteOptions()
-        unlogged.disable_wal = True  # a cache: refilled from the changelog at every start
+        unlogged.disable_wal = True  # a cache of the changelog: flushed when kept, else refilled
         self._db.set_write_options(unlogged)
 
     def put(self, key: str, value: bytes | None) -> None:
@@ -117,8 +149,34 @@ class PartStore:
         start = prefix.encode()
         self._db.delete_range(start, start[:-1] + b"\x01")
 
-    def close(self) -> None:
+    def keep(self, checkpoint: Checkpoint) -> None:
+        """Flush the store to disk and write ``checkpoint`` beside it: a later start may adopt it."""
+        self._db.flush(True)
         self._db.close()
+        self._closed = True
+        checkpoint_file.write(self.path, checkpoint)
+        if self._lock is not None:
+            self._lock.close()  # the process is ending: the next start may take it now
+
+    def exit(self) -> None:
+        """At the process's exit: kept if :attr:`checkpoint` vouches for what it holds, else removed."""
+        if self._closed:
+            return
+        try:
+            checkpoint = self.checkpoint()
+            if checkpoint is not None:
+                self.keep(checkpoint)
+                log.info("om.state_store.kept", extra={"partitions": sorted(checkpoint.offsets),
+                                                       "keys": sum(map(len, checkpoint.keys.values()))})
+                return
+        except Exception as error:  # noqa: BLE001 - a store not kept is only read again
+            log.warning("om.state_store.not_kept", extra={"error": type(error).__name__})
+        self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._db.close()
+            self._closed = True
         shutil.rmtree(self.path, ignore_errors=True)
         if self._lock is not None:
             self._lock.close()
@@ -195,6 +253,11 @@ class SpilledStates(MutableMapping[str, KeyState]):
         self._unhold(key)
         if present:
             self._keys.add(key)
+
+    @property
+    def clean(self) -> bool:
+        """Whether every decoded state is in the parts as it is in memory."""
+        return not self._dirty
 
     def written(self, key: str) -> None:
         """``key``'s state is in the parts as it is in memory: it may leave memory."""

@@ -59,18 +59,23 @@ class Outbox:
             batches.append(self._batch(transactional_id))
             batches[-1].append(key=key, value=value, timestamp=None)
 
-    async def confirm(self) -> None:
-        """Send what was added, and wait until the broker accepted all of it (see :func:`confirm`)."""
+    async def confirm(self) -> dict[tuple[str, str, int], int]:
+        """Send what was added, and wait until the broker accepted all of it (see :func:`confirm`).
+        Returns the offset of the last record sent per (transactional id, topic, partition)."""
         locks = self._app.producer._trn_locks
-        deliveries = []
+        deliveries, sent = [], []
         for (transactional_id, topic, partition), batches in self._batches.items():
             producer = self._producers[transactional_id]
             async with locks[transactional_id]:
                 for batch in batches:
                     batch.close()
                     deliveries.append(await producer.send_batch(batch, topic, partition=partition))
+                    sent.append(((transactional_id, topic, partition), batch.record_count()))
         self._batches.clear()
-        await confirm(deliveries)
+        last: dict[tuple[str, str, int], int] = {}
+        for (where, count), metadata in zip(sent, await confirm(deliveries), strict=True):
+            last[where] = max(last.get(where, -1), metadata.offset + count - 1)
+        return last
 
     def _batch(self, transactional_id: str) -> Any:
         producer = self._producers.get(transactional_id)
@@ -82,10 +87,12 @@ class Outbox:
         return producer.create_batch()
 
 
-async def confirm(deliveries: Iterable[Awaitable[Any]]) -> None:
-    """Wait for the broker's acknowledgement of every delivery; any refusal raises :class:`DeliveryFailed`."""
+async def confirm(deliveries: Iterable[Awaitable[Any]]) -> list[Any]:
+    """Wait for the broker's acknowledgement of every delivery, and return them (their record
+    metadata, in order); any refusal raises :class:`DeliveryFailed`."""
     outcomes = await asyncio.gather(*deliveries, return_exceptions=True)
     failed = [o for o in outcomes if isinstance(o, BaseException)]
     if failed:
         raise DeliveryFailed(f"{len(failed)} of {len(outcomes)} records not accepted: "
                              f"{sorted({type(f).__name__ for f in failed})}")
+    return outcomes

@@ -22,6 +22,7 @@ from schemas.messages import ChatMessage
 from streams.om_config import load_config
 from streams.settings import Settings
 from streams.topics import Topics
+from streams.harness.worker_log import log_entries
 from tests.faults.conftest import FaultReport
 from tests.integration.forgotten_transactions import (
     partition_verification_off,
@@ -264,6 +265,49 @@ async def test_a_second_worker_joining_mid_stream_loses_and_duplicates_nothing(
                                  after_produce=add_worker)
         assert len(workers.handles) == 2
         await check_as_undisturbed(logs, expected, messages, fault)
+
+
+async def test_clean_stops_keep_the_state_store_and_change_nothing(
+    kafka_bootstrap: str, tmp_path: Path, fault: FaultReport
+) -> None:
+    """Issue 20 items 4 and 5: a worker stopped cleanly keeps its local store, and the restarted one
+    adopts it and reads only the changelog after its checkpoint (streams/state_checkpoint.py); the
+    run must still be the core's, and the restart must have read none of the records before."""
+    workers = WorkerProcess(kafka_bootstrap, f"c{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=4,
+                            extra_env={"OM_LOG_LEVEL": "INFO"})
+    messages = conversation(threads=4, per_thread=40)
+    config = worker_config(workers)
+    expected = await expected_run(messages, config)
+    handle = workers.start()
+    stops: list[int] = []
+    try:
+        async with Logs(kafka_bootstrap, workers) as logs:
+            async def stop_and_start(round_number: int) -> None:
+                if round_number in (3, 6):
+                    handle.stop()
+                    stops.append(round_number)
+                    fault.broke(f"a clean stop (SIGTERM, exit {handle.proc.returncode}) and a start, after round "
+                                f"{round_number}")
+                    handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
+
+            await gated_conversation(kafka_bootstrap, logs.topics.messages, logs.events, expected, messages, config,
+                                     after_round=stop_and_start)
+            assert stops == [3, 6]
+            await check_as_undisturbed(logs, expected, messages, fault)
+        entries = log_entries(handle.log)
+        kept = [e for e in entries if e["event"] == "om.state_store.kept"]
+        adoptions = [e for e in entries if e["event"] == "om.state_store.adoption"]
+        reads = [e for e in entries if e["event"] == "om.recovery.bulk_read"]
+        holding = kept[0]["partitions"] if kept else []  # the partitions the 4 threads' keys fall in
+        assert len(kept) == 2 and holding and all(k["partitions"] == holding and k["keys"] == 4 for k in kept), \
+            [(k["partitions"], k["keys"]) for k in kept]
+        assert [(a["adopted"], a["dropped"]) for a in adoptions] == [(holding, [])] * 2, adoptions
+        assert len(reads) == 3 and [r["offsets"] for r in reads[1:]] == [0, 0], \
+            f"the restarts read the changelog again: {[r['offsets'] for r in reads]}"
+        fault.checked(f"each restart adopted the kept store (4 keys, partitions {holding}) and read no changelog "
+                      "record again")
+    finally:
+        workers.stop()
 
 
 async def test_sigterm_during_a_model_call_stops_within_seconds_and_the_job_runs_once_after_restart(

@@ -76,11 +76,12 @@ async def expected_run(messages: list[ChatMessage], config: OMConfig) -> Expecte
 
 async def gated_conversation(worker_bootstrap: str, topic: str, log: EventLog, expected: ExpectedRun,
                              messages: list[ChatMessage], config: OMConfig,
-                             after_produce: Any = None) -> None:
+                             after_produce: Any = None, after_round: Any = None) -> None:
     """Produce each key's messages up to its next gate, wait for the core's events, repeat.
 
     ``after_produce(round_number)`` runs after each round is produced and before waiting for its
-    events — the moment to kill or add a worker while work is in flight.
+    events — the moment to kill or add a worker while work is in flight; ``after_round(round_number)``
+    once the round's events came — a quiet moment.
     """
     per_key: dict[str, list[ChatMessage]] = defaultdict(list)
     for message in messages:
@@ -110,6 +111,8 @@ async def gated_conversation(worker_bootstrap: str, topic: str, log: EventLog, e
             await log.wait_for(key, count)
             got, want = log.signatures(key)[:count], expected.events[key][:count]
             assert got == want, _first_difference(key, got, want)
+        if after_round is not None:
+            await after_round(round_number)
     for key in per_key:
         await log.wait_for(key, len(expected.events.get(key, [])))
 

@@ -31,7 +31,7 @@ async def test_committed_records_through_the_last_committed_one_and_nothing_else
 
     seen: list[tuple[int, bytes]] = []
     applied = await read_in_bulk(reader, {t: -1 for t in tp}, highwaters,
-                                 lambda t, _key, value: seen.append((t.partition, value)), deadline_s=60)
+                                 lambda t, _offset, _key, value: seen.append((t.partition, value)), deadline_s=60)
 
     assert [v for p, v in seen if p == 0] == [b"a0", b"a1", b"a2"]
     assert [v for p, v in seen if p == 1] == many
@@ -48,7 +48,7 @@ async def test_a_kept_partition_is_read_from_where_it_was_and_the_deadline_leave
     first = await commit(producer, topic, 0, [b"x", b"y"])
     last = await commit(producer, topic, 0, [b"z"])
     seen: list[bytes] = []
-    applied = await read_in_bulk(reader, {tp: first}, {tp: last}, lambda _t, _k, v: seen.append(v), deadline_s=60)
+    applied = await read_in_bulk(reader, {tp: first}, {tp: last}, lambda _t, _o, _k, v: seen.append(v), deadline_s=60)
     assert seen == [b"z"] and applied == {tp: last}
     assert await read_in_bulk(reader, {tp: -1}, {tp: last}, lambda *_: None, deadline_s=0) == {tp: -1}, \
         "no time: nothing applied, Faust starts where it would have"

@@ -17,11 +17,13 @@ from streams.transactions import DeliveryFailed, Outbox
 
 
 class FakeProducer:
-    """aiokafka's batch interface: real record batches, kept instead of sent."""
+    """aiokafka's batch interface: real record batches, kept instead of sent; each partition's log
+    starts at offset 100, as after earlier records."""
 
     def __init__(self, batch_size: int = 16_384, refuse: bool = False) -> None:
         self.batch_size, self.refuse = batch_size, refuse
         self.sent: list[tuple[str, int, list[tuple[bytes | None, bytes | None]]]] = []
+        self.ends: dict[tuple[str, int], int] = {}
 
     def create_batch(self) -> BatchBuilder:
         return BatchBuilder(self.batch_size, 0, is_transactional=True)
@@ -33,7 +35,9 @@ class FakeProducer:
         if self.refuse:
             future.set_exception(MessageSizeTooLargeError())
         else:
-            future.set_result(None)
+            base = self.ends.get((topic, partition), 100)
+            self.ends[(topic, partition)] = base + len(records)
+            future.set_result(SimpleNamespace(topic=topic, partition=partition, offset=base))
         return future
 
 
@@ -54,7 +58,9 @@ async def test_records_go_to_their_input_partitions_transaction_one_batch_per_ou
     outbox.add("om.messages.v1", 0, "changelog", b"c", b"s1")
     outbox.add("om.messages.v1", 0, "om.events.v1", b"k", b"e3")
     outbox.add("om.messages.v1", 0, "changelog", b"c", None)
-    await outbox.confirm()
+    last = await outbox.confirm()
+    assert last == {("om-processor-0-0", "om.events.v1", 0): 101, ("om-processor-0-0", "changelog", 0): 101,
+                    ("om-processor-0-1", "om.events.v1", 1): 100}, "the offset of each partition's last record"
     assert p0.sent == [("om.events.v1", 0, [(b"k", b"e1"), (b"k", b"e3")]),
                        ("changelog", 0, [(b"c", b"s1"), (b"c", None)])]
     assert p1.sent == [("om.events.v1", 1, [(b"k", b"e2")])]
@@ -66,7 +72,7 @@ async def test_records_past_the_batch_size_go_in_further_batches_in_order() -> N
     values = [bytes([65 + n]) * 90 for n in range(5)]
     for value in values:
         outbox.add("om.messages.v1", 0, "om.records.v1", b"k", value)
-    await outbox.confirm()
+    assert await outbox.confirm() == {("om-processor-0-0", "om.records.v1", 0): 104}
     assert len(producer.sent) > 1
     assert [v for _, _, records in producer.sent for _, v in records] == values
 

@@ -126,7 +126,7 @@ def test_no_worker_sweeps_while_another_makes_its_directory(tmp_path: Path, monk
             try:
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 seen.append(False)  # another worker could sweep now: the directory has no lock yet
-                state_store._remove_if_unheld(Path(path))  # and would take it away
+                state_store._unheld_checkpoint(Path(path), "", 0)  # and would take it away
             except BlockingIOError:
                 seen.append(True)
         return path
