@@ -56,9 +56,11 @@ class IdleSchedule:
         else:
             self._set(key, int(times.split(",")[0]) if times else None)
 
-    def restore(self, key: str, at: int | None) -> None:
-        """``key``'s next check as :meth:`snapshot` gave it (a kept store adopted: streams/state_checkpoint.py)."""
-        self._set(key, at)
+    def restore(self, checks: dict[str, int]) -> None:
+        """Next checks as :meth:`snapshot` gave them (a kept store adopted: streams/state_checkpoint.py)."""
+        self._next.update(checks)
+        self._heap.extend((at, key) for key, at in checks.items())
+        heapq.heapify(self._heap)
 
     def snapshot(self) -> dict[str, int]:
         """Each scheduled key's next check time."""

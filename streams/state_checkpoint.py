@@ -62,11 +62,13 @@ class Checkpoint:
     @classmethod
     def from_bytes(cls, raw: bytes) -> Checkpoint:
         data = orjson.loads(raw)
-        return cls(topic=data["topic"], closed_at_ms=int(data["closed_at_ms"]),
+        keys, idle, unwritten = data["keys"], data.get("idle", {}), data.get("unwritten", [])
+        if not (isinstance(idle, dict) and isinstance(unwritten, list)
+                and all(isinstance(k, list) for k in keys.values())):
+            raise ValueError("not a checkpoint")
+        return cls(topic=str(data["topic"]), closed_at_ms=int(data["closed_at_ms"]),
                    offsets={int(p): int(o) for p, o in data["offsets"].items()},
-                   keys={int(p): list(k) for p, k in data["keys"].items()},
-                   idle={k: int(v) for k, v in data.get("idle", {}).items()},
-                   unwritten=list(data.get("unwritten", ())))
+                   keys={int(p): k for p, k in keys.items()}, idle=idle, unwritten=unwritten)
 
     def fresh(self, topic: str, now_ms: int) -> bool:
         """Whether a worker of changelog ``topic`` may adopt the store at ``now_ms``."""

@@ -259,6 +259,10 @@ class SpilledStates(MutableMapping[str, KeyState]):
         """Whether every decoded state is in the parts as it is in memory."""
         return not self._dirty
 
+    def adopt(self, keys: set[str]) -> None:
+        """``keys`` have their records in the parts already (a kept store adopted): none is decoded."""
+        self._keys.update(keys)
+
     def written(self, key: str) -> None:
         """``key``'s state is in the parts as it is in memory: it may leave memory."""
         self._dirty.discard(key)
