@@ -305,6 +305,9 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
     for record in result.outgoing:
         outbox.add(source[record.partition], record.partition, record.topic, record.key, record.value)
     changelog_name = changelog.get_topic_name()
+    tracker = table.local.tracker
+    touched = {*result.changed.values(), *result.deleted.values()}
+    tracker.writing(touched)  # before the store holds them: a batch cut short leaves its partitions marked
     for key, partition in [*result.changed.items(), *result.deleted.items()]:
         if key in result.changed:
             owners[key] = partition
@@ -314,10 +317,10 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
             outbox.add(source[partition], partition, changelog_name, changelog_key, value)
     table.states.trim()
     sent = await outbox.confirm()
-    tracker = table.local.tracker
     for (transactional_id, topic, partition), last in sent.items():
         if topic == changelog_name:
             tracker.sent(transactional_id, partition, last)
+    tracker.confirmed(touched)
     metrics.events_emitted(result.event_counts)
     for stage, field in result.dead_letter_reasons:
         metrics.dead_letter(stage, field)

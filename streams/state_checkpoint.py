@@ -11,7 +11,8 @@ Rules this module keeps:
 * **The store reflects committed records only, or it is not kept.** :class:`CommitTracker` follows
   each changelog partition: the offset of the last committed record the store holds (from recovery,
   and from this worker's own records once their transaction committed), and the partitions whose
-  records were put in the store but are not committed yet. A checkpoint is made only when nothing is
+  records were put in the store but are not committed yet — from before they are put (a batch
+  interrupted between its writes and the broker's confirmation leaves its partitions marked). A checkpoint is made only when nothing is
   pending and every key in the store belongs to a partition with a known offset; otherwise the store
   is removed as before (a kill -9, a stop that abandoned model calls, a restart in place: the next
   start reads the whole changelog).
@@ -114,6 +115,15 @@ class CommitTracker:
     def __init__(self) -> None:
         self.offsets: dict[int, int] = {}  # partition -> last committed record the store reflects
         self._pending: dict[str, dict[int, int]] = {}  # transactional id -> {partition: last record sent}
+        self._unconfirmed: set[int] = set()  # partitions a batch is writing, its records not yet confirmed
+
+    def writing(self, partitions: Iterable[int]) -> None:
+        """A batch is about to put records of ``partitions`` in the store."""
+        self._unconfirmed.update(partitions)
+
+    def confirmed(self, partitions: Iterable[int]) -> None:
+        """That batch's records were accepted (and told with :meth:`sent`)."""
+        self._unconfirmed.difference_update(partitions)
 
     def recovered(self, partition: int, offset: int) -> None:
         """Recovery put the committed record at ``offset`` in the store."""
@@ -139,9 +149,10 @@ class CommitTracker:
         for pending in self._pending.values():
             for partition in [p for p in pending if p not in kept]:
                 del pending[partition]
+        self._unconfirmed.intersection_update(kept)
 
     def consistent(self) -> dict[int, int] | None:
         """The offsets, if the store holds no record of an uncommitted transaction; else None."""
-        if any(self._pending.values()):
+        if self._unconfirmed or any(self._pending.values()):
             return None
         return dict(self.offsets)

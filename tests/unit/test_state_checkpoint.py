@@ -151,6 +151,13 @@ def test_the_tracker_counts_a_transaction_only_once_it_committed() -> None:
     assert tracker.consistent() == {0: 45}
     tracker.recovered(0, 30)
     assert tracker.offsets == {0: 45}, "an offset never goes back"
+    tracker.writing({0})  # a batch cut short between its writes and their confirmation
+    assert tracker.consistent() is None
+    tracker.sent("tid-0", 0, 50)
+    tracker.confirmed({0})
+    assert tracker.consistent() is None, "sent, not committed"
+    tracker.committed("tid-0")
+    assert tracker.consistent() == {0: 50}
 
 
 def test_a_checkpoint_reads_back_equal_and_a_damaged_one_is_none(tmp_path: Path) -> None:
