@@ -111,7 +111,9 @@ async def main(threads: int, per_thread: int) -> None:
             batch = list(messages(threads, per_thread, salt="restart"))
             await produce(BOOTSTRAP, topics.messages, keyed(batch))
             await arrivals.wait_all((m.id for m in batch), deadline_s=300)
-            process.handles[0].stop()
+            began = time.perf_counter()
+            await asyncio.to_thread(process.handles[0].stop)
+            stop_s = time.perf_counter() - began
             stopped = await timed_start(process, arrivals, waiting("after-stop", "t0"), 1, restart=True)
             process.kill()
             killed = await timed_start(process, arrivals, waiting("after-kill", "t1"), 2, restart=True)
@@ -119,6 +121,7 @@ async def main(threads: int, per_thread: int) -> None:
         print(f"{len(batch):,} messages in {threads} threads folded first (state of {threads} keys), "
               f"{PARTITIONS} partitions, deterministic model")
         print(cold.line("baseline: first start, no state"))
+        print(f"{'clean stop: SIGTERM → exited':34} {stop_s:6.2f} s   (a deploy's restart is this and the next line)")
         print(stopped.line("restart after a clean stop", cold.folded))
         print(killed.line("restart after kill -9", cold.folded))
         print(f"{'rebalance: peer stopped → folded':34} {gained:6.2f} s   (a message on each of "
