@@ -7,7 +7,9 @@ figures are spawn → Faust's recovery done (from its log) and → a waiting mes
 same worker's first start on empty topics in this run (the baseline), and the worker's resident set
 once it holds every key (VmRSS of its process; recovery decodes no state: streams/state_store.py).
 Last, that worker is stopped cleanly and started again: it adopts the store it kept
-(streams/state_checkpoint.py) and reads only the changelog after its checkpoint.
+(streams/state_checkpoint.py) and reads only the changelog after its checkpoint; then, once it has
+made a snapshot of its store (streams/state_snapshots.py, every ``SNAPSHOT_S`` here), it is killed
+(-9) and started again: it adopts the snapshot.
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ from bench.restart import PARTITIONS, timed_start, waiting
 from bench.worker import BOOTSTRAP, Arrivals
 from processors.config import OMConfig
 from processors.machine import decide, event_key
-from streams.harness.workers import WorkerProcess
+from streams.harness.worker_log import log_entries
+from streams.harness.workers import WorkerProcess, wait_until
 from streams.internal_topics import app_id, changelog_topic
 from streams.state_changelog import writes
 from streams.topics import Topics
 from streams.worker import ensure_topics
 
 IN_FLIGHT = 20_000  # records sent before their confirmations are awaited
+SNAPSHOT_S = 5  # the worker's OM_STATE_SNAPSHOT_S here (60 by default): the kill waits for one
 
 
 async def fill_changelog(topic: str, keys: int) -> tuple[int, int, float]:
@@ -66,7 +70,7 @@ async def fill_changelog(topic: str, keys: int) -> tuple[int, int, float]:
 async def main(keys: int) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="om-bench-recovery-"))
     process = WorkerProcess(BOOTSTRAP, f"bench-{uuid.uuid4().hex[:8]}", {}, workdir, partitions=PARTITIONS,
-                            extra_env={"OM_LOG_LEVEL": "INFO"})
+                            extra_env={"OM_LOG_LEVEL": "INFO", "OM_STATE_SNAPSHOT_S": str(SNAPSHOT_S)})
     topics = Topics.for_prefix(process.prefix)
     try:
         await ensure_topics(process.settings())
@@ -81,6 +85,12 @@ async def main(keys: int) -> None:
             warm_rss = rss_bytes(process.handles[0].proc.pid)
             process.handles[0].stop()
             kept = await timed_start(process, arrivals, waiting("kept", "after-kept"), 2, restart=True)
+            log = process.handles[0].log
+            copies = len(snapshots(log))
+            await wait_until(lambda: len(snapshots(log)) > copies, 120, "the worker made no snapshot of its store")
+            copy_s = snapshots(log)[-1]["seconds"]
+            process.kill()
+            crashed = await timed_start(process, arrivals, waiting("crashed", "after-crash"), 3, restart=True)
         mib = 2**20
         print(f"{keys:,} keys (one ~200-token message each): {records:,} changelog records, "
               f"{size / mib:,.0f} MiB, written in {filled:.0f} s; {PARTITIONS} partitions, one worker")
@@ -89,9 +99,15 @@ async def main(keys: int) -> None:
         print(f"{'recovery rate':34} {records / max(warm.recovered - warm.faust, 1e-9):8,.0f} records/s   "
               f"{keys / max(warm.recovered - warm.faust, 1e-9):8,.0f} keys/s")
         print(kept.line("restart after a clean stop (kept)", cold.folded))
+        print(crashed.line("restart after kill -9 (snapshot)", cold.folded))
+        print(f"{'the snapshot (fence held)':34} {copy_s:6.2f} s   (every OM_STATE_SNAPSHOT_S, 60 s by default)")
         print(f"{'worker RSS: first start':34} {cold_rss / mib:8.1f} MiB")
         print(f"{'worker RSS: holding every key':34} {warm_rss / mib:8.1f} MiB   "
               f"{(warm_rss - cold_rss) / keys:6.0f} B per key")
     finally:
         process.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def snapshots(log: Path) -> list[dict]:
+    return [e for e in log_entries(log) if e["event"] == "om.state_store.snapshot"]

@@ -70,6 +70,7 @@ from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
 from streams.state_changelog import StateTable
+from streams.state_snapshots import Snapshots
 from streams.topics import RECORD_LIMIT, Topics
 from streams.transactions import Outbox
 
@@ -137,6 +138,7 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
     app.om_call_shutdown = shutdown  # type: ignore[attr-defined]  # the worker calls begin() on SIGTERM
     app.om_awaited = _awaited_by_nobody  # type: ignore[attr-defined]  # the embedded reader's waits (streams/embedded_storage.py)
     pace = CommitPace(settings.commit_interval_ms / 1000)
+    app.om_after_commit = []  # type: ignore[attr-defined]  # run under the fence after a commit that committed
     _install_commit_fence(app, settings, fence, shutdown, pace)
     _install_metrics_page(app)
     if role in ("all", "processor"):
@@ -188,7 +190,11 @@ def _install_commit_fence(app: faust.App, settings: Settings, fence: asyncio.Loc
             async with fence:
                 if settings.stall_commits or not shutdown.commits_allowed:
                     return False
-                return await unfenced(*args, **kwargs)
+                committed = await unfenced(*args, **kwargs)
+                if committed:
+                    for hook in app.om_after_commit:  # type: ignore[attr-defined]
+                        await hook()
+                return committed
 
         consumer.commit = fenced_commit  # type: ignore[method-assign]
         commit_offsets.install(consumer)
@@ -225,6 +231,22 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                                       schedule=schedule))
     metrics.STATE.watch(table)
     owners = table.owners
+    snapshots = Snapshots(settings.state_snapshot_s, app)
+
+    async def snapshot_after_commit() -> None:
+        try:
+            await snapshots.take(table.opened)
+        except Exception as error:  # noqa: BLE001 - a copy not made only means a longer read after a crash
+            log.warning("om.state_store.snapshot_failed", extra={"error": error_name(error)})
+
+    app.om_after_commit.append(snapshot_after_commit)  # type: ignore[attr-defined]
+
+    @app.timer(interval=max(settings.state_snapshot_s, 1.0))
+    async def snapshot_when_quiet() -> None:
+        """A worker that commits nothing is copied too (its last copy must not grow stale)."""
+        if settings.state_snapshot_s > 0 and snapshots.due():
+            async with fence:
+                await snapshot_after_commit()
 
     @app.on_partitions_assigned.connect
     async def track_commits(app: faust.App, assigned: set, **_: Any) -> None:

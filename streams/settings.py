@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     state_cache: int = Field(default=100_000, ge=1, description="key states kept decoded in memory, each "
                              "counted as 1 + its unobserved messages; the rest wait in the worker's local "
                              "store under <data_dir>/state (streams/state_store.py)")
+    state_snapshot_s: float = Field(default=60.0, ge=0, description="how often the worker copies its local store "
+                                    "as of a commit, for a start after a crash to adopt and read only the "
+                                    "changelog after it (streams/state_checkpoint.py); 0 = never")
     commit_interval_ms: int = Field(default=100, ge=10, description="transactions commit at most once per "
                                     "interval while input keeps waiting; a batch with nothing behind it, or "
                                     "after a quiet interval, commits at once (streams/commit_pace.py)")

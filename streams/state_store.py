@@ -9,13 +9,15 @@ Rules this module keeps:
   (streams/state_changelog.py: a key's slim state, its record, its window's bodies, its observed
   ids), put as each batch sends them and as recovery reads them; a key read back from it is its
   state as last written. It is a cache of the changelog, which stays the source of truth, so it
-  keeps no write-ahead log and a kill -9 loses nothing it had.
-* **Kept across a clean stop only** (streams/state_checkpoint.py): at exit, if the store then
-  reflects committed records only, it is flushed and a checkpoint written beside it
-  (:meth:`PartStore.keep`); the next start on the host for the same changelog adopts the freshest
-  such store (:func:`open_parts`) and recovery reads only what came after. Any other store — a kill
-  -9's, an exec's, one whose checkpoint is stale — is removed, and recovery fills a new one from the
-  whole changelog.
+  keeps no write-ahead log: after a kill -9 its live files are never trusted, only a snapshot's.
+* **Kept across a clean stop, and its snapshot across a crash** (streams/state_checkpoint.py): at
+  exit, if the store then reflects committed records only, it is flushed and a checkpoint written
+  beside it (:meth:`PartStore.keep`); while it runs, a copy of it as of a commit is made now and
+  then (:meth:`PartStore.snapshot`: RocksDB's checkpoint, hard links, with its own checkpoint file
+  in ``snapshot/``). The next start on the host for the same changelog adopts the freshest kept
+  store, or else the freshest snapshot of a store whose process died (its live files are replaced
+  by the snapshot's), and recovery reads only what came after. A store with neither, or a stale one,
+  is removed, and recovery fills a new one from the whole changelog.
 * **Decoded states are bounded**: at most ``capacity`` units stay decoded (a key costs 1 + its
   window's messages), least recently used out first. A state leaves memory only once written: a
   batch sets its states, writes them (:meth:`SpilledStates.written`), then the table trims.
@@ -37,12 +39,14 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import IO
 
+from rocksdict import Checkpoint as RocksCheckpoint
 from rocksdict import DBCompressionType, Options, Rdict, WriteOptions
 
 from processors.machine import KeyState
@@ -54,6 +58,7 @@ log = logging.getLogger(__name__)
 STATE = b"\x00s\x00"  # local prefix of the slim-state records (the changelog keys them by the bare key)
 LOCK = "lock"
 SWEEP_LOCK = ".lock"  # in the state directory: held while a worker sweeps it and makes its own
+SNAPSHOT = "snapshot"  # in a store's directory: its copy as of a commit (PartStore.snapshot)
 
 
 def state_dir(data_dir: Path) -> Path:
@@ -68,18 +73,25 @@ def open_parts(data_dir: Path, topic: str = "") -> PartStore:
     now_ms = int(time.time() * 1000)
     with open(root / SWEEP_LOCK, "a") as sweeping:
         fcntl.flock(sweeping, fcntl.LOCK_EX)  # released when the file closes, or its process dies
-        kept: list[tuple[int, Path, Checkpoint]] = []
+        kept: list[tuple[int, bool, Path, Checkpoint]] = []
         for old in root.iterdir():
             if old.name != SWEEP_LOCK:
-                checkpoint = _unheld_checkpoint(old, topic, now_ms)
-                if checkpoint is not None:
-                    kept.append((checkpoint.closed_at_ms, old, checkpoint))
+                found = _unheld_checkpoint(old, topic, now_ms)
+                if found is not None:
+                    kept.append((found[0].closed_at_ms, found[1], old, found[0]))
         adopted = None
         if kept:
-            _, path, adopted = max(kept, key=lambda found: found[0])
-            checkpoint_file.take(path)
-            log.info("om.state_store.adopted", extra={"directory": path.name, "partitions": sorted(adopted.offsets),
-                                                      "keys": sum(map(len, adopted.keys.values()))})
+            _, snapshot, path, adopted = max(kept, key=lambda found: found[0])
+            if snapshot:  # its process died: the snapshot replaces what the store had become since
+                checkpoint_file.take(path / SNAPSHOT)
+                shutil.rmtree(path / "db", ignore_errors=True)
+                os.replace(path / SNAPSHOT / "db", path / "db")
+            else:
+                checkpoint_file.take(path)
+            shutil.rmtree(path / SNAPSHOT, ignore_errors=True)
+            log.info("om.state_store.adopted", extra={
+                "directory": path.name, "snapshot": snapshot, "partitions": sorted(adopted.offsets),
+                "keys": sum(map(len, adopted.keys.values()))})
         else:
             path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
         lock = open(path / LOCK, "a")  # noqa: SIM115 - held until the process ends (or exec's itself)
@@ -89,16 +101,18 @@ def open_parts(data_dir: Path, topic: str = "") -> PartStore:
     return store
 
 
-def _unheld_checkpoint(path: Path, topic: str, now_ms: int) -> Checkpoint | None:
-    """The checkpoint of a store no process holds, if a worker of ``topic`` may adopt it now. A
-    store no worker may adopt any more is removed; a live worker's, or another topic's fresh one,
-    is left alone."""
+def _unheld_checkpoint(path: Path, topic: str, now_ms: int) -> tuple[Checkpoint, bool] | None:
+    """The checkpoint of a store no process holds, if a worker of ``topic`` may adopt it now, and
+    whether it is its snapshot's (its process died) rather than its own (a clean stop). A store no
+    worker may adopt any more is removed; a live worker's, or another topic's fresh one, is left alone."""
     try:
         with open(path / LOCK, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            checkpoint = checkpoint_file.read(path)
+            checkpoint, snapshot = checkpoint_file.read(path), False
+            if checkpoint is None:
+                checkpoint, snapshot = checkpoint_file.read(path / SNAPSHOT), True
             if checkpoint is not None and checkpoint.fresh(checkpoint.topic, now_ms):
-                return checkpoint if topic and checkpoint.topic == topic else None
+                return (checkpoint, snapshot) if topic and checkpoint.topic == topic else None
             shutil.rmtree(path, ignore_errors=True)
             log.info("om.state_store.removed_stale", extra={"directory": path.name})
     except BlockingIOError:
@@ -118,6 +132,7 @@ class PartStore:
         options.set_write_buffer_size(32 * 2**20)
         self.path, self._lock = path, lock
         self.adopted = adopted  # a kept store's checkpoint, until recovery takes it (LocalChangelog.adopt)
+        self._copying = threading.Lock()  # a snapshot (in a thread) is made before the store closes
         self.checkpoint: Callable[[], Checkpoint | None] = lambda: None  # at exit: what it holds, if it may be kept
         self._closed = False
         self._db = Rdict(str(path / "db"), options)
@@ -149,11 +164,38 @@ class PartStore:
         start = prefix.encode()
         self._db.delete_range(start, start[:-1] + b"\x01")
 
+    def snapshot(self, checkpoint: Checkpoint) -> None:
+        """Copy the store as it is now into ``snapshot/`` with ``checkpoint`` (what it holds): what a
+        start after this process dies adopts. Nothing may write to the store meanwhile."""
+        with self._copying:
+            if not self._closed:
+                self._snapshot(checkpoint)
+
+    def _snapshot(self, checkpoint: Checkpoint) -> None:
+        fresh, current, old = (self.path / f"{SNAPSHOT}{suffix}" for suffix in (".new", "", ".old"))
+        shutil.rmtree(fresh, ignore_errors=True)
+        fresh.mkdir()
+        RocksCheckpoint(self._db).create_checkpoint(str(fresh / "db"))  # flushes, then hard links
+        checkpoint_file.write(fresh, checkpoint)
+        shutil.rmtree(old, ignore_errors=True)
+        if current.exists():
+            os.replace(current, old)
+        os.replace(fresh, current)  # a death between the two renames leaves no snapshot: read whole
+        shutil.rmtree(old, ignore_errors=True)
+
+    def drop_snapshot(self) -> None:
+        """The snapshot may not hold what its checkpoint says (the store changed while it was made)."""
+        if (self.path / SNAPSHOT).exists():
+            checkpoint_file.take(self.path / SNAPSHOT)
+            shutil.rmtree(self.path / SNAPSHOT, ignore_errors=True)
+
     def keep(self, checkpoint: Checkpoint) -> None:
         """Flush the store to disk and write ``checkpoint`` beside it: a later start may adopt it."""
-        self._db.flush(True)
-        self._db.close()
-        self._closed = True
+        with self._copying:
+            self._db.flush(True)
+            self._db.close()
+            self._closed = True
+        shutil.rmtree(self.path / SNAPSHOT, ignore_errors=True)  # older than what is kept now
         checkpoint_file.write(self.path, checkpoint)
         if self._lock is not None:
             self._lock.close()  # the process is ending: the next start may take it now
@@ -174,9 +216,10 @@ class PartStore:
         self.close()
 
     def close(self) -> None:
-        if not self._closed:
-            self._db.close()
-            self._closed = True
+        with self._copying:
+            if not self._closed:
+                self._db.close()
+                self._closed = True
         shutil.rmtree(self.path, ignore_errors=True)
         if self._lock is not None:
             self._lock.close()

@@ -67,6 +67,7 @@ class WorkerProcess:
             "OM_LLM_CONCURRENCY": "1",  # results in issue order, as the core's own run answers them
             "OM_SESSION_TIMEOUT_MS": "6000",  # a killed worker's partitions move on quickly
             "OM_COMMIT_STALL_S": "15",  # a wedged worker restarts itself well within a round's deadline
+            "OM_STATE_SNAPSHOT_S": "1",  # a kill -9 restart adopts a snapshot: the fault tests run that path
             **self.extra_env,
         }
 

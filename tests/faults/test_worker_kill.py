@@ -267,12 +267,13 @@ async def test_a_second_worker_joining_mid_stream_loses_and_duplicates_nothing(
         await check_as_undisturbed(logs, expected, messages, fault)
 
 
-async def test_clean_stops_keep_the_state_store_and_change_nothing(
+async def test_restarts_adopt_the_kept_store_or_its_snapshot_and_change_nothing(
     kafka_bootstrap: str, tmp_path: Path, fault: FaultReport
 ) -> None:
-    """Issue 20 items 4 and 5: a worker stopped cleanly keeps its local store, and the restarted one
-    adopts it and reads only the changelog after its checkpoint (streams/state_checkpoint.py); the
-    run must still be the core's, and the restart must have read none of the records before."""
+    """Issue 20 items 4 and 5: a worker stopped cleanly keeps its local store, and one killed -9
+    leaves its last snapshot (streams/state_snapshots.py); the restarted worker adopts it and reads
+    only the changelog after its checkpoint (streams/state_checkpoint.py). The run must still be the
+    core's, and no restart may read the records before its checkpoint."""
     workers = WorkerProcess(kafka_bootstrap, f"c{uuid.uuid4().hex[:8]}", CONFIG, tmp_path, partitions=4,
                             extra_env={"OM_LOG_LEVEL": "INFO"})
     messages = conversation(threads=4, per_thread=40)
@@ -289,25 +290,38 @@ async def test_clean_stops_keep_the_state_store_and_change_nothing(
                     fault.broke(f"a clean stop (SIGTERM, exit {handle.proc.returncode}) and a start, after round "
                                 f"{round_number}")
                     handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
+                elif round_number == 8:
+                    copies = len(_events(handle.log, "om.state_store.snapshot"))
+                    await wait_until(lambda: len(_events(handle.log, "om.state_store.snapshot")) > copies, 30,
+                                     "no snapshot of the store was made")
+                    handle.kill()
+                    stops.append(round_number)
+                    fault.broke(f"kill -9 after round {round_number}, once the store's snapshot was made")
+                    handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
 
             await gated_conversation(kafka_bootstrap, logs.topics.messages, logs.events, expected, messages, config,
                                      after_round=stop_and_start)
-            assert stops == [3, 6]
+            assert stops == [3, 6, 8]
             await check_as_undisturbed(logs, expected, messages, fault)
-        entries = log_entries(handle.log)
-        kept = [e for e in entries if e["event"] == "om.state_store.kept"]
-        adoptions = [e for e in entries if e["event"] == "om.state_store.adoption"]
-        reads = [e for e in entries if e["event"] == "om.recovery.bulk_read"]
+        kept = _events(handle.log, "om.state_store.kept")
+        adopted = _events(handle.log, "om.state_store.adopted")
+        adoptions = _events(handle.log, "om.state_store.adoption")
+        reads = _events(handle.log, "om.recovery.bulk_read")
         holding = kept[0]["partitions"] if kept else []  # the partitions the 4 threads' keys fall in
         assert len(kept) == 2 and holding and all(k["partitions"] == holding and k["keys"] == 4 for k in kept), \
             [(k["partitions"], k["keys"]) for k in kept]
-        assert [(a["adopted"], a["dropped"]) for a in adoptions] == [(holding, [])] * 2, adoptions
-        assert len(reads) == 3 and [r["offsets"] for r in reads[1:]] == [0, 0], \
+        assert [a["snapshot"] for a in adopted] == [False, False, True], adopted
+        assert [(a["adopted"], a["dropped"]) for a in adoptions] == [(holding, [])] * 3, adoptions
+        assert len(reads) == 4 and [r["offsets"] for r in reads[1:]] == [0, 0, 0], \
             f"the restarts read the changelog again: {[r['offsets'] for r in reads]}"
-        fault.checked(f"each restart adopted the kept store (4 keys, partitions {holding}) and read no changelog "
-                      "record again")
+        fault.checked(f"each restart adopted the kept store or its snapshot (4 keys, partitions {holding}) and "
+                      "read no changelog record from before it")
     finally:
         workers.stop()
+
+
+def _events(log: Path, name: str) -> list[dict]:
+    return [e for e in log_entries(log) if e["event"] == name]
 
 
 async def test_sigterm_during_a_model_call_stops_within_seconds_and_the_job_runs_once_after_restart(

@@ -166,3 +166,82 @@ def test_a_checkpoint_reads_back_equal_and_a_damaged_one_is_none(tmp_path: Path)
     assert state_checkpoint.read(tmp_path) == checkpoint
     (tmp_path / state_checkpoint.FILE).write_bytes(b'{"topic": "t"')
     assert state_checkpoint.read(tmp_path) is None
+
+
+def _die(changelog: LocalChangelog) -> None:
+    """What a kill -9 leaves: the store's files as they are, its lock released, no checkpoint."""
+    parts = changelog.states.parts
+    parts._db.close()  # noqa: SLF001 - the process is gone
+    parts._closed = True  # noqa: SLF001
+    assert parts._lock is not None  # noqa: SLF001
+    parts._lock.close()  # noqa: SLF001
+
+
+def test_after_a_crash_the_snapshot_is_adopted_and_nothing_written_after_it(tmp_path: Path) -> None:
+    before = local(tmp_path)
+    expected = folded(before)
+    checkpoint = before.checkpoint()
+    assert checkpoint is not None
+    before.states.parts.snapshot(checkpoint)
+    victim = sorted(before.states)[0]
+    before.states.parts.put(victim, b"an uncommitted transaction's state")
+    before.states.parts.put("thread:new", b"another")
+    _die(before)
+
+    after = local(tmp_path)
+    assert after.states.parts.path == before.states.parts.path
+    assert not (after.states.parts.path / "snapshot").exists(), "the snapshot became the store"
+    assert after.adopt({p: (-1, o) for p, o in checkpoint.offsets.items()}) == checkpoint.offsets
+    assert [after.states[k] for k in sorted(after.states)] == expected
+    assert after.states.parts.get("thread:new") is None
+
+
+def test_a_store_that_died_without_a_snapshot_is_removed_and_a_clean_stop_outranks_its_snapshot(
+        tmp_path: Path) -> None:
+    died = local(tmp_path)
+    folded(died)
+    _die(died)
+    fresh = local(tmp_path)
+    assert fresh.states.parts.path != died.states.parts.path and not died.states.parts.path.exists()
+    expected = folded(fresh)
+    fresh.states.parts.snapshot(fresh.checkpoint())  # type: ignore[arg-type]
+    fresh.states.parts.exit()  # the clean stop's checkpoint replaces the snapshot
+    assert not (fresh.states.parts.path / "snapshot").exists()
+    after = local(tmp_path)
+    assert after.adopt({0: (-1, 10**6), 1: (-1, 10**6)}) and [after.states[k] for k in sorted(after.states)] == expected
+
+
+class _App:
+    def __init__(self) -> None:
+        self.rebalancing, self.rebalancing_count = False, 0
+
+
+async def test_snapshots_are_taken_when_due_never_in_a_rebalance_and_dropped_across_one(tmp_path: Path) -> None:
+    from streams.state_snapshots import Snapshots
+
+    now = [0.0]
+    app = _App()
+    snapshots = Snapshots(60, app, clock=lambda: now[0])
+    changelog = local(tmp_path)
+    folded(changelog)
+    snapshot_dir = changelog.states.parts.path / "snapshot"
+    assert not await snapshots.take(changelog), "not due yet"
+    now[0] = 61
+    app.rebalancing = True
+    assert not await snapshots.take(changelog), "never while a rebalance runs"
+    app.rebalancing = False
+    changelog.tracker.writing({0})
+    assert not await snapshots.take(changelog), "never with uncommitted records in the store"
+    changelog.tracker.confirmed({0})
+    copy = changelog.states.parts.snapshot
+
+    def rebalanced_meanwhile(checkpoint) -> None:
+        copy(checkpoint)
+        app.rebalancing_count += 1
+
+    changelog.states.parts.snapshot = rebalanced_meanwhile  # type: ignore[method-assign]
+    assert not await snapshots.take(changelog) and not snapshot_dir.exists(), "dropped: a rebalance began"
+    changelog.states.parts.snapshot = copy  # type: ignore[method-assign]
+    assert await snapshots.take(changelog) and (snapshot_dir / state_checkpoint.FILE).exists()
+    assert not await snapshots.take(changelog), "once per interval"
+    assert not await Snapshots(0, app, clock=lambda: 10**9).take(changelog), "0: never"
