@@ -88,7 +88,7 @@ async def main(keys: int) -> None:
             log = process.handles[0].log
             copies = len(snapshots(log))
             await wait_until(lambda: len(snapshots(log)) > copies, 120, "the worker made no snapshot of its store")
-            copy_s = snapshots(log)[-1]["seconds"]
+            copy_s = snapshots(log)[-1]["fence_s"]
             process.kill()
             crashed = await timed_start(process, arrivals, waiting("crashed", "after-crash"), 3, restart=True)
         mib = 2**20
@@ -100,7 +100,7 @@ async def main(keys: int) -> None:
               f"{keys / max(warm.recovered - warm.faust, 1e-9):8,.0f} keys/s")
         print(kept.line("restart after a clean stop (kept)", cold.folded))
         print(crashed.line("restart after kill -9 (snapshot)", cold.folded))
-        print(f"{'the snapshot (fence held)':34} {copy_s:6.2f} s   (every OM_STATE_SNAPSHOT_S, 60 s by default)")
+        print(f"{'the snapshot: fence held':34} {copy_s:6.2f} s   (every OM_STATE_SNAPSHOT_S, 60 s by default)")
         print(f"{'worker RSS: first start':34} {cold_rss / mib:8.1f} MiB")
         print(f"{'worker RSS: holding every key':34} {warm_rss / mib:8.1f} MiB   "
               f"{(warm_rss - cold_rss) / keys:6.0f} B per key")

@@ -241,10 +241,15 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
 
     app.om_after_commit.append(snapshot_after_commit)  # type: ignore[attr-defined]
 
-    @app.timer(interval=max(settings.state_snapshot_s, 1.0))
-    async def snapshot_when_quiet() -> None:
-        """A worker that commits nothing is copied too (its last copy must not grow stale)."""
-        if settings.state_snapshot_s > 0 and snapshots.due():
+    @app.timer(interval=min(max(settings.state_snapshot_s, 0.5), 5.0))
+    async def snapshot_when_due() -> None:
+        """Prepares a due copy off the fence; takes it now if the worker is quiet (a worker that
+        commits nothing is copied too), else the next commit's hook does (streams/state_snapshots.py)."""
+        if snapshots.due():
+            try:
+                await snapshots.prepare(table.opened)
+            except Exception as error:  # noqa: BLE001 - the copy's own flush does it then
+                log.warning("om.state_store.flush_failed", extra={"error": error_name(error)})
             async with fence:
                 await snapshot_after_commit()
 

@@ -213,6 +213,26 @@ def _bodies(parts: PartStore, key: str, ids: list[str]) -> list[ChatMessage]:
     return [ChatMessage.from_obj(orjson.loads(b)) for b in found if b is not None]
 
 
+class Captured:
+    """The parts of a checkpoint, copied at one moment (:meth:`LocalChangelog.capture`)."""
+
+    def __init__(self, topic: str, offsets: dict[int, int], keys: list[str], partitions: dict[str, int],
+                 idle: dict[str, int], unwritten: list[str]) -> None:
+        self.topic, self.offsets, self.keys, self.partitions = topic, offsets, keys, partitions
+        self.idle, self.unwritten, self.at_ms = idle, unwritten, int(time.time() * 1000)
+
+    def checkpoint(self) -> Checkpoint | None:
+        """The checkpoint, or None if a key has no partition the store has an offset for."""
+        keys: dict[int, list[str]] = {}
+        for key in self.keys:
+            partition = self.partitions.get(key)
+            if partition not in self.offsets:
+                return None
+            keys.setdefault(partition, []).append(key)
+        return Checkpoint(topic=self.topic, closed_at_ms=self.at_ms, offsets=self.offsets, keys=keys,
+                          idle=self.idle, unwritten=sorted(self.unwritten))
+
+
 class _Store(MemoryStore):
     """Faust's memory store with :class:`SpilledStates` as its data."""
 
@@ -269,17 +289,17 @@ class LocalChangelog:
 
     def checkpoint(self) -> Checkpoint | None:
         """What the store holds, if it reflects committed records only (else None: not kept)."""
+        captured = self.capture()
+        return None if captured is None else captured.checkpoint()
+
+    def capture(self) -> Captured | None:
+        """What :meth:`checkpoint` needs, copied whole (C-level copies: ~0.1 s for a million keys),
+        so the checkpoint can be built while the store goes on; None if it holds uncommitted records."""
         offsets = self.tracker.consistent()
         if offsets is None or self.states.parts.adopted is not None or not self.states.clean:
             return None
-        keys: dict[int, list[str]] = {}
-        for key in self.states:
-            partition = self.owners.get(key, self.key_partition.get(key))
-            if partition not in offsets:
-                return None
-            keys.setdefault(partition, []).append(key)
-        return Checkpoint(topic=self.topic, closed_at_ms=int(time.time() * 1000), offsets=offsets, keys=keys,
-                          idle=self.schedule.snapshot(), unwritten=sorted(self.unwritten))
+        return Captured(self.topic, offsets, list(self.states), {**self.key_partition, **self.owners},
+                        self.schedule.snapshot(), list(self.unwritten))
 
     def recover(self, key: str, partition: int, raw: bytes | None, offset: int = -1) -> None:
         """One changelog record read by recovery (committed records only, in log order), at ``offset``."""

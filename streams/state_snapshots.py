@@ -8,13 +8,16 @@ reads only the changelog after the snapshot, not all of it.
 
 Rules this module keeps:
 
-* **Only at a commit's boundary, under the fence.** The caller holds the processor's fence (no batch
-  writes the store meanwhile) and the tracker must say that nothing uncommitted is in the store:
-  right after a commit (the committer's hook), or on a quiet worker (a timer). Otherwise no copy is
-  made, and the next commit tries again.
-* **At most once per** ``OM_STATE_SNAPSHOT_S`` (0: never). The checkpoint file and the copy (RocksDB's
-  checkpoint: a flush, then hard links) are made in a thread while the fence is held; the idle timer
-  may change the schedule meanwhile, and a copy that fails that way is only made at the next chance.
+* **Copied at a commit's boundary, under the fence.** The caller holds the processor's fence (no
+  batch writes the store meanwhile) and the tracker must say that nothing uncommitted is in the
+  store: right after a commit (the committer's hook), or on a quiet worker (the timer). Otherwise no
+  copy is made, and the next commit tries again.
+* **Little done under the fence.** When a copy is due, the timer first writes the store's memtable
+  out in a thread without the fence (:meth:`Snapshots.prepare`); under it, the checkpoint's parts are
+  copied whole in memory (:meth:`LocalChangelog.capture`) and RocksDB's checkpoint (a flush of what
+  came since, then hard links) is made in a thread; the checkpoint file is built and the copy becomes
+  ``snapshot/`` afterwards, off the fence (:meth:`PartStore.publish`). One copy at a time, at most
+  one per ``OM_STATE_SNAPSHOT_S`` (0: never).
 * **Never across a rebalance**: none is made while one runs (recovery writes the store outside the
   fence), and a copy during which one began is dropped (the partitions that moved have their keys
   dropped from the store outside the fence, so it may hold part of them). Faust's own
@@ -36,34 +39,52 @@ class Snapshots:
     def __init__(self, interval_s: float, app: Any, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval_s, self._app, self._clock = interval_s, app, clock
         self._last = clock()  # the first copy an interval after the start (recovery just read everything)
+        self._prepared = False
+        self._publishing: asyncio.Future | None = None
 
     def due(self) -> bool:
         return self.interval_s > 0 and self._clock() - self._last >= self.interval_s
 
+    async def prepare(self, local: Any) -> None:
+        """Without the fence, when a copy is due: write the memtable out, so the copy's is short."""
+        if local is not None and self.due():
+            await asyncio.to_thread(local.states.parts.flush)
+            self._prepared = True
+
     async def take(self, local: Any) -> bool:
-        """Copy ``local``'s store (a LocalChangelog) if due and it holds committed records only; the
-        caller holds the fence. Returns whether a copy was made."""
+        """Copy ``local``'s store (a LocalChangelog) if one is due and prepared and the store holds
+        committed records only; the caller holds the fence. Returns whether a copy was made."""
         app = self._app
-        if local is None or not self.due() or app.rebalancing:
+        if local is None or not (self._prepared and self.due()) or app.rebalancing or self._publishing is not None:
+            return False
+        captured = local.capture()
+        if captured is None:
             return False
         rebalances, started = app.rebalancing_count, time.monotonic()
-        checkpoint = await asyncio.to_thread(_copy, local)
-        if checkpoint is None:
+        parts = local.states.parts
+        if not await asyncio.to_thread(parts.copy):
             return False
         if app.rebalancing or app.rebalancing_count != rebalances:
-            local.states.parts.drop_snapshot()
+            await asyncio.to_thread(parts.publish, None)
             return False
-        self._last = self._clock()
-        log.info("om.state_store.snapshot", extra={"partitions": sorted(checkpoint.offsets),
-                                                   "keys": sum(map(len, checkpoint.keys.values())),
-                                                   "seconds": round(time.monotonic() - started, 3)})
+        self._last, self._prepared = self._clock(), False
+        self._publishing = asyncio.ensure_future(self._publish(parts, captured, time.monotonic() - started))
         return True
 
+    async def published(self) -> None:
+        """Until the copy being made is the snapshot (tests, and a stop that wants it)."""
+        if self._publishing is not None:
+            await asyncio.shield(self._publishing)
 
-def _copy(local: Any) -> Any:
-    """In a thread: the checkpoint of what the store holds (a million keys take ~0.4 s to list,
-    which the event loop need not wait for) and the copy, or None if it holds uncommitted records."""
-    checkpoint = local.checkpoint()
-    if checkpoint is not None:
-        local.states.parts.snapshot(checkpoint)
-    return checkpoint
+    async def _publish(self, parts: Any, captured: Any, held_s: float) -> None:
+        try:
+            checkpoint = await asyncio.to_thread(captured.checkpoint)
+            await asyncio.to_thread(parts.publish, checkpoint)
+            if checkpoint is not None:
+                log.info("om.state_store.snapshot", extra={
+                    "partitions": sorted(checkpoint.offsets), "keys": sum(map(len, checkpoint.keys.values())),
+                    "fence_s": round(held_s, 3)})
+        except Exception as error:  # noqa: BLE001 - a snapshot not made only means a longer read after a crash
+            log.warning("om.state_store.snapshot_failed", extra={"error": type(error).__name__})
+        finally:
+            self._publishing = None

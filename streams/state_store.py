@@ -164,30 +164,43 @@ class PartStore:
         start = prefix.encode()
         self._db.delete_range(start, start[:-1] + b"\x01")
 
-    def snapshot(self, checkpoint: Checkpoint) -> None:
-        """Copy the store as it is now into ``snapshot/`` with ``checkpoint`` (what it holds): what a
-        start after this process dies adopts. Nothing may write to the store meanwhile."""
+    def flush(self) -> None:
+        """Write the memtable out (before a copy, so the copy's own flush has little left to do)."""
         with self._copying:
             if not self._closed:
-                self._snapshot(checkpoint)
+                self._db.flush(True)
 
-    def _snapshot(self, checkpoint: Checkpoint) -> None:
+    def copy(self) -> bool:
+        """Copy the store as it is now (RocksDB's checkpoint: a flush, then hard links) for a snapshot;
+        nothing may write to the store meanwhile. :meth:`publish` makes it the snapshot."""
+        with self._copying:
+            if self._closed:
+                return False
+            fresh = self.path / f"{SNAPSHOT}.new"
+            shutil.rmtree(fresh, ignore_errors=True)
+            fresh.mkdir()
+            RocksCheckpoint(self._db).create_checkpoint(str(fresh / "db"))
+            return True
+
+    def publish(self, checkpoint: Checkpoint | None) -> None:
+        """The last copy becomes ``snapshot/`` with ``checkpoint`` (what it holds): what a start after
+        this process dies adopts. None: the copy is dropped."""
         fresh, current, old = (self.path / f"{SNAPSHOT}{suffix}" for suffix in (".new", "", ".old"))
-        shutil.rmtree(fresh, ignore_errors=True)
-        fresh.mkdir()
-        RocksCheckpoint(self._db).create_checkpoint(str(fresh / "db"))  # flushes, then hard links
-        checkpoint_file.write(fresh, checkpoint)
-        shutil.rmtree(old, ignore_errors=True)
-        if current.exists():
-            os.replace(current, old)
-        os.replace(fresh, current)  # a death between the two renames leaves no snapshot: read whole
-        shutil.rmtree(old, ignore_errors=True)
+        with self._copying:
+            if checkpoint is None or self._closed:
+                shutil.rmtree(fresh, ignore_errors=True)
+                return
+            checkpoint_file.write(fresh, checkpoint)
+            shutil.rmtree(old, ignore_errors=True)
+            if current.exists():
+                os.replace(current, old)
+            os.replace(fresh, current)  # a death between the two renames leaves no snapshot: read whole
+            shutil.rmtree(old, ignore_errors=True)
 
-    def drop_snapshot(self) -> None:
-        """The snapshot may not hold what its checkpoint says (the store changed while it was made)."""
-        if (self.path / SNAPSHOT).exists():
-            checkpoint_file.take(self.path / SNAPSHOT)
-            shutil.rmtree(self.path / SNAPSHOT, ignore_errors=True)
+    def snapshot(self, checkpoint: Checkpoint) -> None:
+        """:meth:`copy` and :meth:`publish` at once."""
+        if self.copy():
+            self.publish(checkpoint)
 
     def keep(self, checkpoint: Checkpoint) -> None:
         """Flush the store to disk and write ``checkpoint`` beside it: a later start may adopt it."""
@@ -195,7 +208,8 @@ class PartStore:
             self._db.flush(True)
             self._db.close()
             self._closed = True
-        shutil.rmtree(self.path / SNAPSHOT, ignore_errors=True)  # older than what is kept now
+        for name in (SNAPSHOT, f"{SNAPSHOT}.new"):
+            shutil.rmtree(self.path / name, ignore_errors=True)  # older than what is kept now
         checkpoint_file.write(self.path, checkpoint)
         if self._lock is not None:
             self._lock.close()  # the process is ending: the next start may take it now

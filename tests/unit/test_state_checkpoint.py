@@ -216,32 +216,45 @@ class _App:
         self.rebalancing, self.rebalancing_count = False, 0
 
 
-async def test_snapshots_are_taken_when_due_never_in_a_rebalance_and_dropped_across_one(tmp_path: Path) -> None:
+async def test_snapshots_are_taken_when_due_and_prepared_never_in_a_rebalance_and_dropped_across_one(
+        tmp_path: Path) -> None:
     from streams.state_snapshots import Snapshots
 
     now = [0.0]
     app = _App()
     snapshots = Snapshots(60, app, clock=lambda: now[0])
     changelog = local(tmp_path)
-    folded(changelog)
+    expected = folded(changelog)
     snapshot_dir = changelog.states.parts.path / "snapshot"
+    await snapshots.prepare(changelog)
     assert not await snapshots.take(changelog), "not due yet"
     now[0] = 61
+    assert not await snapshots.take(changelog), "due, but the memtable was not written out first"
+    await snapshots.prepare(changelog)
     app.rebalancing = True
     assert not await snapshots.take(changelog), "never while a rebalance runs"
     app.rebalancing = False
     changelog.tracker.writing({0})
     assert not await snapshots.take(changelog), "never with uncommitted records in the store"
     changelog.tracker.confirmed({0})
-    copy = changelog.states.parts.snapshot
+    copy = changelog.states.parts.copy
 
-    def rebalanced_meanwhile(checkpoint) -> None:
-        copy(checkpoint)
+    def rebalanced_meanwhile() -> bool:
         app.rebalancing_count += 1
+        return copy()
 
-    changelog.states.parts.snapshot = rebalanced_meanwhile  # type: ignore[method-assign]
-    assert not await snapshots.take(changelog) and not snapshot_dir.exists(), "dropped: a rebalance began"
-    changelog.states.parts.snapshot = copy  # type: ignore[method-assign]
-    assert await snapshots.take(changelog) and (snapshot_dir / state_checkpoint.FILE).exists()
+    changelog.states.parts.copy = rebalanced_meanwhile  # type: ignore[method-assign]
+    assert not await snapshots.take(changelog), "dropped: a rebalance began"
+    await snapshots.published()
+    assert not snapshot_dir.exists() and not (changelog.states.parts.path / "snapshot.new").exists()
+    changelog.states.parts.copy = copy  # type: ignore[method-assign]
+    assert await snapshots.take(changelog)
+    victim = sorted(changelog.states)[0]
+    changelog.states.parts.put(victim, b"written after the copy, before it is published")
+    await snapshots.published()
+    assert (snapshot_dir / state_checkpoint.FILE).exists()
     assert not await snapshots.take(changelog), "once per interval"
     assert not await Snapshots(0, app, clock=lambda: 10**9).take(changelog), "0: never"
+    _die(changelog)
+    after = local(tmp_path)
+    assert after.adopt({0: (-1, 10**6), 1: (-1, 10**6)}) and [after.states[k] for k in sorted(after.states)] == expected
