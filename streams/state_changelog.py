@@ -36,11 +36,13 @@ Rules this module keeps:
   (streams/state_store.py), newest last; a state is assembled from its records when it is used
   (:func:`read_state`), so a partition Faust kept through a rebalance and re-reads from where it
   was finds the items it read before, and recovering a million keys decodes none of them.
-* **Kept across a clean stop** (streams/state_checkpoint.py): the local copy says which committed
-  records it reflects (:class:`streams.state_checkpoint.CommitTracker`: recovery's records, and this
-  worker's own once their transaction committed), and at exit it is kept with a checkpoint when it
-  reflects committed records only; a worker that adopts it takes the partitions it was given from
-  the checkpoint's offsets (:meth:`LocalChangelog.adopt`) and drops the rest of it.
+* **Kept across a clean stop, copied across a crash** (streams/state_checkpoint.py,
+  streams/state_snapshots.py): the local copy says which committed records it reflects
+  (:class:`streams.state_checkpoint.CommitTracker`: recovery's records, and this worker's own once
+  their transaction committed); when it reflects committed records only, it is kept at exit and
+  copied now and then, each with a checkpoint (:meth:`LocalChangelog.capture`); a worker that adopts
+  one takes the partitions it was given from the checkpoint's offsets (:meth:`LocalChangelog.adopt`)
+  and drops the rest of it.
 * **An older worker's records are still read**: a whole state, or a slim state naming its window by
   ids beside a whole record. Neither has this form's items, so the key's next write writes every
   item of its state (``unwritten``).

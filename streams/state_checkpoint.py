@@ -2,9 +2,10 @@
 
 Issue 20 items 4 and 5: every start made the local store (streams/state_store.py) empty and read the
 whole state changelog again — 44.6 s for a million keys (bench 6b), for a deploy's restart as for a
-crash. A worker that stops cleanly now leaves its store with a checkpoint, and the next worker on the
-host that is given those partitions reads only the changelog after it (Kafka Streams' checkpoint
-file, under exactly-once only when the store is known to match committed records).
+crash. A worker that stops cleanly now leaves its store with a checkpoint, a running worker copies it
+now and then with one (streams/state_snapshots.py), and the next worker on the host that is given
+those partitions reads only the changelog after it (Kafka Streams' checkpoint file, under
+exactly-once only when the store is known to match committed records).
 
 Rules this module keeps:
 
@@ -14,8 +15,8 @@ Rules this module keeps:
   records were put in the store but are not committed yet — from before they are put (a batch
   interrupted between its writes and the broker's confirmation leaves its partitions marked). A checkpoint is made only when nothing is
   pending and every key in the store belongs to a partition with a known offset; otherwise the store
-  is removed as before (a kill -9, a stop that abandoned model calls, a restart in place: the next
-  start reads the whole changelog).
+  is not kept (after a kill -9 or a restart in place only its last snapshot may be adopted, else the
+  next start reads the whole changelog).
 * **An offset is a lower bound.** Reading the changelog again from any offset at or before the first
   record the store lacks gives the same store (records are latest values, applied in log order), so
   a partition recovered through markers or aborted records only is read a little again, never less.
@@ -25,7 +26,7 @@ Rules this module keeps:
   between the partition's first offset and its last committed record (a topic deleted and made
   again fails this); a partition that fails is read whole, its keys dropped first.
 * **Read once.** The checkpoint file is removed when its store is adopted, before anything is written
-  to it: a worker that then dies leaves a store no later start trusts.
+  to it: a worker that then dies leaves a store no later start trusts, but for a snapshot made since.
 """
 
 from __future__ import annotations

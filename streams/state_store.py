@@ -208,9 +208,9 @@ class PartStore:
             self._db.flush(True)
             self._db.close()
             self._closed = True
-        for name in (SNAPSHOT, f"{SNAPSHOT}.new"):
-            shutil.rmtree(self.path / name, ignore_errors=True)  # older than what is kept now
         checkpoint_file.write(self.path, checkpoint)
+        for name in (SNAPSHOT, f"{SNAPSHOT}.new"):  # older than what is kept now (and outranked by it)
+            shutil.rmtree(self.path / name, ignore_errors=True)
         if self._lock is not None:
             self._lock.close()  # the process is ending: the next start may take it now
 
