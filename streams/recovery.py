@@ -49,6 +49,11 @@ signal is a latch: it stays set until the next recovery starts
 (:meth:`PromptRecovery._set_recovery_started`), and the reader's clears do nothing. Everything
 else is Faust's.
 
+A table whose local store was kept across a clean stop or copied before a crash (the state table:
+streams/state_checkpoint.py) adopts it as its active offsets are built: a partition it adopts starts
+after the checkpoint's offset (:meth:`PromptRecovery._adopt_kept_stores`), so only the changelog after
+it is read; the rest of the store goes.
+
 With exact highwaters, each active partition of a table that can take raw records (the state
 table's ``recover_raw``) is first read in bulk up to its highwater by the same read_committed reader
 (:mod:`streams.bulk_recovery`, :meth:`PromptRecovery._build_offsets`): Faust's start offset becomes
@@ -163,9 +168,11 @@ class PromptRecovery(Recovery):
                                                  "seconds": round(time.monotonic() - started, 3)})
 
     def _adopt_kept_stores(self, tps: Any, destination: Any) -> None:
-        """A table whose store was kept across a clean stop (streams/state_checkpoint.py) starts each
-        partition it adopts after the checkpoint's offset, not at the changelog's start."""
-        by_table: dict[Any, list[TP]] = {}
+        """A table whose store was kept or copied (streams/state_checkpoint.py) starts each partition
+        it adopts after the checkpoint's offset, not at the changelog's start. Every such table is
+        asked, at its first assignment even with no partition of it: the rest of a kept store goes."""
+        by_table: dict[Any, list[TP]] = {table: [] for table in self.tables._changelogs.values()
+                                         if hasattr(table, "recover_raw")}
         for tp in tps:
             by_table.setdefault(self.tp_to_table[tp], []).append(tp)
         for table, table_tps in by_table.items():

@@ -101,3 +101,28 @@ async def test_faust_s_aborted_transaction_guess_never_marks_an_exact_highwater_
     assert await app.consumer.position(other) == 0, "any other partition: the consumer's own position"
     recovery._exact = False  # Faust's fallback highwaters: the guess is theirs again
     assert await app.consumer.position(changelog) == 0
+
+
+def test_every_state_table_is_asked_to_adopt_its_kept_store_even_with_no_partition_of_it() -> None:
+    """A worker whose first assignment holds none of a kept store's partitions must still drop it
+    (streams/state_checkpoint.py): left undropped, its records would lie under keys recovered later."""
+    from types import SimpleNamespace
+
+    from faust.types import TP
+
+    asked: list[dict] = []
+
+    class Table:  # hashable, as Faust's tables are
+        def __init__(self, raw: bool, answer: dict) -> None:
+            self.local = SimpleNamespace(adopt=lambda bounds: asked.append(dict(bounds)) or answer)
+            if raw:
+                self.recover_raw = lambda *a: None
+
+    adopting, other = Table(True, {1: 40}), Table(False, {})
+    recovery = SimpleNamespace(tables=SimpleNamespace(_changelogs={"state": adopting, "plain": other}),
+                               tp_to_table={TP("state", 1): adopting}, active_highwaters={TP("state", 1): 90})
+    PromptRecovery._adopt_kept_stores(recovery, [], {})  # type: ignore[arg-type]
+    assert asked == [{}], "asked with no partition; a table without raw recovery is not asked"
+    destination = {TP("state", 1): -1}
+    PromptRecovery._adopt_kept_stores(recovery, [TP("state", 1)], destination)  # type: ignore[arg-type]
+    assert asked[-1] == {1: (-1, 90)} and destination == {TP("state", 1): 40}, "reads after the checkpoint"
