@@ -72,7 +72,7 @@ class Snapshots:
         return True
 
     async def published(self) -> None:
-        """Until the copy being made is the snapshot (tests, and a stop that wants it)."""
+        """Until the copy being made is the snapshot (tests)."""
         if self._publishing is not None:
             await asyncio.shield(self._publishing)
 
