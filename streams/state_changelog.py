@@ -269,6 +269,7 @@ class LocalChangelog:
         checkpoint, parts.adopted = parts.adopted, None
         if checkpoint is None:
             return {}
+        started = time.monotonic()
         taken = {p: offset for p, offset in checkpoint.offsets.items()
                  if p in bounds and bounds[p][0] <= offset <= bounds[p][1]}
         adopted: set[str] = set()
@@ -286,7 +287,8 @@ class LocalChangelog:
         for partition, offset in taken.items():
             self.tracker.recovered(partition, offset)
         log.info("om.state_store.adoption", extra={"adopted": sorted(taken),
-                                                   "dropped": sorted(set(checkpoint.offsets) - set(taken))})
+                                                   "dropped": sorted(set(checkpoint.offsets) - set(taken)),
+                                                   "seconds": round(time.monotonic() - started, 3)})
         return taken
 
     def checkpoint(self) -> Checkpoint | None:

@@ -70,7 +70,7 @@ def open_parts(data_dir: Path, topic: str = "") -> PartStore:
     its checkpoint taken), else a new one; stores no one may adopt any more are removed."""
     root = state_dir(data_dir)
     root.mkdir(parents=True, exist_ok=True)
-    now_ms = int(time.time() * 1000)
+    now_ms, started = int(time.time() * 1000), time.monotonic()
     with open(root / SWEEP_LOCK, "a") as sweeping:
         fcntl.flock(sweeping, fcntl.LOCK_EX)  # released when the file closes, or its process dies
         kept: list[tuple[int, bool, Path, Checkpoint]] = []
@@ -91,7 +91,7 @@ def open_parts(data_dir: Path, topic: str = "") -> PartStore:
             shutil.rmtree(path / SNAPSHOT, ignore_errors=True)
             log.info("om.state_store.adopted", extra={
                 "directory": path.name, "snapshot": snapshot, "partitions": sorted(adopted.offsets),
-                "keys": sum(map(len, adopted.keys.values()))})
+                "keys": sum(map(len, adopted.keys.values())), "seconds": round(time.monotonic() - started, 3)})
         else:
             path = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))
         lock = open(path / LOCK, "a")  # noqa: SIM115 - held until the process ends (or exec's itself)
