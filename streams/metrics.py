@@ -96,6 +96,11 @@ READER_REFUSED = Counter("om_reader_refused", "Reader calls answered 429 by admi
 READER_CONNECTIONS_CUT = Counter("om_reader_connections_cut", "Reader connections closed by the reader, by reason "
                                  "(cap: refused over the connection cap; slow-head, idle, slow-body: timeouts)",
                                  ["reason"])
+STATE_SNAPSHOT_TIME = Gauge("om_state_snapshot_timestamp_seconds", "When the last snapshot of the worker's local "
+                            "store was published (a start after a crash reads the changelog after it; alert "
+                            "when it is much older than OM_STATE_SNAPSHOT_S)")
+STATE_SNAPSHOT_FENCE = Histogram("om_state_snapshot_fence_seconds", "How long a snapshot held the processor's "
+                                 "fence (no batch folds meanwhile)", buckets=SECONDS)
 READER_CONNECTIONS_OPEN = Gauge("om_reader_connections_open", "Connections open on the reader's listener")
 
 

@@ -32,6 +32,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from streams import metrics
+
 log = logging.getLogger(__name__)
 
 
@@ -81,6 +83,8 @@ class Snapshots:
             checkpoint = await asyncio.to_thread(captured.checkpoint)
             await asyncio.to_thread(parts.publish, checkpoint)
             if checkpoint is not None:
+                metrics.STATE_SNAPSHOT_TIME.set(time.time())
+                metrics.STATE_SNAPSHOT_FENCE.observe(held_s)
                 log.info("om.state_store.snapshot", extra={
                     "partitions": sorted(checkpoint.offsets), "keys": sum(map(len, checkpoint.keys.values())),
                     "fence_s": round(held_s, 3)})

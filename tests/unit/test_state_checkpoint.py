@@ -8,7 +8,7 @@ import fcntl
 import time
 from pathlib import Path
 
-from streams import state_checkpoint
+from streams import metrics, state_checkpoint
 from streams.idle_schedule import IdleSchedule
 from streams.state_changelog import LocalChangelog, drop_parts, read_state
 from streams.state_checkpoint import Checkpoint, CommitTracker
@@ -253,6 +253,7 @@ async def test_snapshots_are_taken_when_due_and_prepared_never_in_a_rebalance_an
     changelog.states.parts.put(victim, b"written after the copy, before it is published")
     await snapshots.published()
     assert (snapshot_dir / state_checkpoint.FILE).exists()
+    assert time.time() - metrics.STATE_SNAPSHOT_TIME._value.get() < 60, "operators see when the last one was made"
     assert not await snapshots.take(changelog), "once per interval"
     assert not await Snapshots(0, app, clock=lambda: 10**9).take(changelog), "0: never"
     _die(changelog)
