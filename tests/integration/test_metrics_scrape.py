@@ -102,6 +102,12 @@ async def test_both_metrics_pages_move_with_a_cycle_and_name_no_id(worker: Worke
     lags = {dict(ls)["partition"] for (n, ls), _ in after.items() if n == "om_consumer_lag"}
     assert lags and lags <= {"0", "1"}, f"lag per owned partition, got {lags}"
     assert total(after, "om_state_keys") >= 1 and total(after, "om_state_decoded") >= 1
+    deadline = time.monotonic() + 30
+    while total(after, "om_state_snapshot_fence_seconds_count") < 1:  # the harness's workers copy every second
+        assert time.monotonic() < deadline, "no snapshot of the local store was published"
+        await asyncio.sleep(0.05)  # the scrape's poll interval
+        web_body, after = await scrape(web)
+    assert time.time() - total(after, "om_state_snapshot_timestamp_seconds") < 60
     route = "/v1/threads/{thread_id}/context"
     assert total(from_reader, "om_reader_request_seconds_count", route=route, method="GET", status="200") >= 1
     for body in (web_body, reader_body):
