@@ -25,8 +25,8 @@ Guarantees:
   complete out of order, so a slow call legitimately holds its partition's commit back.
 * The changelog holds each key's state without its window's bodies, and each body once
   (streams/state_changelog.py): a batch writes bytes in proportion to what it changed.
-* LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency) and hold no
-  state; the processor never waits for a model. The ``llm`` role, which has no table, still assigns
+* LLM calls run in their own agent (own consumer of the jobs topic, bounded concurrency: streams/llm_agent.py)
+  and hold no state; the processor never waits for a model. The ``llm`` role, which has no table, still assigns
   with Faust's assignor, whose topic groups its transactions are named by (streams/split_assignor.py).
 
 Roles: ``all`` runs both agents in one app; ``processor`` and ``llm`` split them into two apps (two
@@ -44,17 +44,12 @@ from typing import Any
 import faust
 
 from processors.config import OMConfig
-from processors.machine import counter_for
 from processors.machine import idle_tick_reason
-from schemas.base import SchemaError
 from schemas.control import IdleTick
-from schemas.dlq import DeadLetter
-from schemas.jobs import decode_job
-from streams import commit_offsets, embedded, fetch_wait, flow_resume, metrics, txn_retry
+from streams import commit_offsets, embedded, fetch_wait, flow_resume, llm_agent, metrics, txn_retry
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.redaction import redactor_for
-from streams.hooks.transform import load_hooks
 from streams.idle_schedule import IdleSchedule
 from streams.call_shutdown import CallShutdown
 from streams.commit_pace import CommitPace
@@ -63,14 +58,12 @@ from streams.internal_topics import (
     MAX_RECORD_BYTES, STATE_TABLE, Role, app_id, changelog_config, changelog_topic, install_assignment_guard,
 )
 from streams.llm.client import LiteLLMClient
-from streams.llm.endpoints import configured_models
-from streams.llm.jobs import run_job
 from streams.recovery import PromptTableManager
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
+from streams import state_snapshots
 from streams.state_changelog import StateTable
-from streams.state_snapshots import Snapshots
 from streams.topics import RECORD_LIMIT, Topics
 from streams.transactions import Outbox
 
@@ -148,8 +141,8 @@ def build_app(settings: Settings, config: OMConfig, role: Role = "all", *, llm: 
         if embedded.is_embedded(settings):
             embedded.install(app, settings, config)
     if role in ("all", "llm"):
-        _install_llm_worker(app, settings, config, topics, out, llm or LiteLLMClient.from_settings(settings, config),
-                            fence, shutdown, pace)
+        llm_agent.install(app, settings, config, topics, out, llm or LiteLLMClient.from_settings(settings, config),
+                          fence, shutdown, pace)
     return app
 
 
@@ -231,32 +224,7 @@ def _install_processor(app: faust.App, settings: Settings, config: OMConfig, top
                                       schedule=schedule))
     metrics.STATE.watch(table)
     owners = table.owners
-    snapshots = Snapshots(settings.state_snapshot_s, app)
-
-    async def snapshot_after_commit() -> None:
-        try:
-            await snapshots.take(table.opened)
-        except Exception as error:  # noqa: BLE001 - a copy not made only means a longer read after a crash
-            log.warning("om.state_store.snapshot_failed", extra={"error": error_name(error)})
-
-    app.om_after_commit.append(snapshot_after_commit)  # type: ignore[attr-defined]
-
-    @app.timer(interval=min(max(settings.state_snapshot_s, 0.5), 5.0))
-    async def snapshot_when_due() -> None:
-        """Prepares a due copy off the fence; takes it now if the worker is quiet (a worker that
-        commits nothing is copied too), else the next commit's hook does (streams/state_snapshots.py)."""
-        if snapshots.due():
-            try:
-                await snapshots.prepare(table.opened)
-            except Exception as error:  # noqa: BLE001 - the copy's own flush does it then
-                log.warning("om.state_store.flush_failed", extra={"error": error_name(error)})
-            async with fence:
-                await snapshot_after_commit()
-
-    @app.on_partitions_assigned.connect
-    async def track_commits(app: faust.App, assigned: set, **_: Any) -> None:
-        """The state store's tracker learns which transactions committed (streams/state_checkpoint.py)."""
-        app.producer.on_commit = table.local.tracker.committed
+    state_snapshots.install(app, table, fence, settings.state_snapshot_s)
 
     @app.on_partitions_assigned.connect
     async def forget_moved(app: faust.App, assigned: set, **_: Any) -> None:
@@ -354,74 +322,6 @@ async def _fold_and_send(app: faust.App, folder: BatchFolder, changelog: faust.T
     if result.results_without_state:
         metrics.failure("result-without-state", result.results_without_state)
     crash_if_armed(settings.crash_at, result.event_types)
-
-
-def _install_llm_worker(app: faust.App, settings: Settings, config: OMConfig, topics: Topics,
-                        out: dict[str, faust.TopicT], llm: Any, fence: asyncio.Lock,
-                        shutdown: CallShutdown, pace: CommitPace) -> None:
-    """The model call runs outside the fence (it may take minutes); its result and the job's ack go
-    inside it, so no commit takes one without the other — except behind a slower job of the same
-    partition, whose offset the commit may not pass (streams/commit_offsets.py): the result then
-    commits first, and a crash re-runs the job, whose repeated result the processor drops by cycle
-    id. A call the stop signal abandons is acked with no result, under commits that are off for
-    good: its job is re-run after the restart."""
-    counter = counter_for(config)
-    hooks = load_hooks(settings)  # at start: a bad import path fails the worker, not a cycle
-    log.info("om.hooks.loaded", extra={slot: [h.path for h in named] for slot, named in hooks.slots.items()})
-
-    async def deliver(stream: faust.StreamT, event: faust.EventT, topic: str, value: bytes) -> None:
-        async with fence:
-            try:
-                outbox = Outbox(app)
-                outbox.add(event.message.topic, event.message.partition, topic, event.key, value)
-                await outbox.confirm()
-            except Exception as error:  # noqa: BLE001 - the job's ack must not commit without its result
-                restart_in_place("om.llm.delivery_failed", error=error_name(error), kind=topic)
-            await stream.ack(event)
-        pace.ask()
-
-    @app.task
-    async def load_model_library() -> None:
-        """The model library's import (seconds of CPU, in a thread) as the worker starts, not in the
-        first job's time: a job that makes an agent wait should not wait for an import too, nor should
-        a worker already under load take the burst. Not at all when every model is offline
-        (streams/llm/client.py)."""
-        load = getattr(llm, "load", None)  # test doubles have none
-        if load is not None:
-            try:
-                await load(configured_models(config))
-            except Exception as error:  # noqa: BLE001 - the first call tries again and fails with its reason
-                log.warning("om.llm.load_failed", extra={"error": error_name(error)})
-
-    @app.agent(out[topics.jobs], name="om-llm", concurrency=settings.llm_concurrency)
-    async def om_llm(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            try:
-                job = decode_job(event.value)
-            except SchemaError as exc:
-                letter = DeadLetter.from_failure(
-                    topic=event.message.topic, partition=event.message.partition,
-                    offset=event.message.offset, key=event.key, value=event.value, error=exc,
-                    stage="decode", failed_at=int(time.time() * 1000))
-                await deliver(stream, event, topics.dlq, letter.to_bytes())
-                metrics.dead_letter(letter.stage, letter.field)
-                continue
-            kind = metrics.job_kind(job.kind)
-            with metrics.JOBS_IN_FLIGHT.labels(kind).track_inprogress():
-                result = await shutdown.run(run_job(job, config, llm, counter, hooks))
-            if result is None:
-                await stream.ack(event)  # local only: commits are off, the restart re-runs the job
-                continue
-            log.info("om.job.done", extra={"cycle_id": job.cycle_id, "kind": job.kind, "ok": result.ok,
-                                           "input_tokens": result.usage.input_tokens,
-                                           "output_tokens": result.usage.output_tokens,
-                                           "attempts": result.attempts,
-                                           # the kinds only: a warning's example quotes the answer
-                                           "warnings": [w.split(", e.g.")[0] for w in result.warnings or []]})
-            await deliver(stream, event, topics.results, result.to_bytes())
-            metrics.JOBS_DONE.labels(kind, "ok" if result.ok else "failed").inc()
-            if getattr(result, "degenerate", False):
-                metrics.failure("degenerate-output")
 
 
 def _log_time_ms(timestamp: float | None) -> int | None:

@@ -32,9 +32,40 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import faust
+
 from streams import metrics
 
 log = logging.getLogger(__name__)
+
+
+def install(app: faust.App, table: Any, fence: asyncio.Lock, interval_s: float) -> None:
+    """Wire the state ``table``'s store keeping into the worker: its tracker told of each commit
+    (streams/commit_together.py), a copy tried after each commit that committed (under the fence:
+    ``app.om_after_commit``, streams/app.py) and prepared, or taken on a quiet worker, by a timer."""
+    snapshots = Snapshots(interval_s, app)
+
+    async def after_commit() -> None:
+        try:
+            await snapshots.take(table.opened)
+        except Exception as error:  # noqa: BLE001 - a copy not made only means a longer read after a crash
+            log.warning("om.state_store.snapshot_failed", extra={"error": type(error).__name__})
+
+    app.om_after_commit.append(after_commit)  # type: ignore[attr-defined]
+
+    @app.timer(interval=min(max(interval_s, 0.5), 5.0))
+    async def snapshot_when_due() -> None:
+        if snapshots.due():
+            try:
+                await snapshots.prepare(table.opened)
+            except Exception as error:  # noqa: BLE001 - the copy's own flush does it then
+                log.warning("om.state_store.flush_failed", extra={"error": type(error).__name__})
+            async with fence:
+                await after_commit()
+
+    @app.on_partitions_assigned.connect
+    async def track_commits(app: faust.App, assigned: set, **_: Any) -> None:
+        app.producer.on_commit = table.local.tracker.committed
 
 
 class Snapshots:

@@ -149,7 +149,7 @@ class LiteLLMClient:
     async def load(self, models: Iterable[tuple[Role, str]] | None = None) -> Completion | None:
         """litellm's ``acompletion``, imported once in a thread however many calls wait for it. The
         ``llm`` role calls it as the worker starts with its configured ``(role, model)`` pairs
-        (streams/app.py): when all of them are offline models, which never go through litellm,
+        (streams/llm_agent.py): when all of them are offline models, which never go through litellm,
         nothing is imported (None)."""
         if self._completion is not None:  # given, or loaded before
             return self._completion

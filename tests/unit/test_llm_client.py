@@ -185,7 +185,7 @@ async def test_concurrent_first_calls_share_one_litellm_import(monkeypatch):
 
 
 async def test_load_keeps_a_given_completion_and_imports_once_for_many_callers(monkeypatch) -> None:
-    """The llm role calls ``load`` as it starts (streams/app.py): a client given its completion keeps
+    """The llm role calls ``load`` as it starts (streams/llm_agent.py): a client given its completion keeps
     it, and callers waiting together share one import."""
     async def given(**_):
         raise AssertionError("not called here")
