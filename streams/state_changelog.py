@@ -67,7 +67,7 @@ from schemas.record import ThreadMeta
 from streams.changelog_parts import (Part, chain_head, chain_parts, chainable, map_parts, read_chain, read_map,
                                      report_missing)
 from streams.idle_schedule import IdleSchedule
-from streams.state_checkpoint import Checkpoint, CommitTracker
+from streams.state_checkpoint import Captured, Checkpoint, CommitTracker
 from streams.record_parts import FAMILIES as RECORD_FAMILIES
 from streams.record_parts import HEAD as RECORD
 from streams.record_parts import read_record, record_parts
@@ -213,26 +213,6 @@ def _bodies(parts: PartStore, key: str, ids: list[str]) -> list[ChatMessage]:
     if None in found:  # not expected: every body is written in its state's transaction
         report_missing(BODY, found.count(None))
     return [ChatMessage.from_obj(orjson.loads(b)) for b in found if b is not None]
-
-
-class Captured:
-    """The parts of a checkpoint, copied at one moment (:meth:`LocalChangelog.capture`)."""
-
-    def __init__(self, topic: str, offsets: dict[int, int], keys: list[str], partitions: dict[str, int],
-                 idle: dict[str, int], unwritten: list[str]) -> None:
-        self.topic, self.offsets, self.keys, self.partitions = topic, offsets, keys, partitions
-        self.idle, self.unwritten, self.at_ms = idle, unwritten, int(time.time() * 1000)
-
-    def checkpoint(self) -> Checkpoint | None:
-        """The checkpoint, or None if a key has no partition the store has an offset for."""
-        keys: dict[int, list[str]] = {}
-        for key in self.keys:
-            partition = self.partitions.get(key)
-            if partition not in self.offsets:
-                return None
-            keys.setdefault(partition, []).append(key)
-        return Checkpoint(topic=self.topic, closed_at_ms=self.at_ms, offsets=self.offsets, keys=keys,
-                          idle=self.idle, unwritten=sorted(self.unwritten))
 
 
 class _Store(MemoryStore):

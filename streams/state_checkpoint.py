@@ -32,6 +32,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,9 +73,29 @@ class Checkpoint:
                    offsets={int(p): int(o) for p, o in data["offsets"].items()},
                    keys={int(p): k for p, k in keys.items()}, idle=idle, unwritten=unwritten)
 
-    def fresh(self, topic: str, now_ms: int) -> bool:
-        """Whether a worker of changelog ``topic`` may adopt the store at ``now_ms``."""
-        return self.topic == topic and abs(now_ms - self.closed_at_ms) <= ADOPT_WITHIN_S * 1000
+    def fresh(self, now_ms: int) -> bool:
+        """Whether a worker (of its changelog topic) may still adopt the store at ``now_ms``."""
+        return abs(now_ms - self.closed_at_ms) <= ADOPT_WITHIN_S * 1000
+
+
+class Captured:
+    """The parts of a checkpoint, copied at one moment (:meth:`LocalChangelog.capture`)."""
+
+    def __init__(self, topic: str, offsets: dict[int, int], keys: list[str], partitions: dict[str, int],
+                 idle: dict[str, int], unwritten: list[str]) -> None:
+        self.topic, self.offsets, self.keys, self.partitions = topic, offsets, keys, partitions
+        self.idle, self.unwritten, self.at_ms = idle, unwritten, int(time.time() * 1000)
+
+    def checkpoint(self) -> Checkpoint | None:
+        """The checkpoint, or None if a key has no partition the store has an offset for."""
+        keys: dict[int, list[str]] = {}
+        for key in self.keys:
+            partition = self.partitions.get(key)
+            if partition not in self.offsets:
+                return None
+            keys.setdefault(partition, []).append(key)
+        return Checkpoint(topic=self.topic, closed_at_ms=self.at_ms, offsets=self.offsets, keys=keys,
+                          idle=self.idle, unwritten=sorted(self.unwritten))
 
 
 def write(directory: Path, checkpoint: Checkpoint) -> None:

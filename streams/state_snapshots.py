@@ -3,7 +3,7 @@
 A store kept at a clean stop is adopted by the next start (streams/state_checkpoint.py); a store
 whose process died holds what uncommitted transactions wrote, so it is not. Its snapshot is: a copy
 made when the store held committed records only, with the checkpoint of what it holds
-(streams/state_store.py ``PartStore.snapshot``). A start after a kill -9 or a restart in place then
+(streams/state_store.py ``PartStore.copy`` and ``publish``). A start after a kill -9 or a restart in place then
 reads only the changelog after the snapshot, not all of it.
 
 Rules this module keeps:

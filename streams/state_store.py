@@ -13,7 +13,7 @@ Rules this module keeps:
 * **Kept across a clean stop, and its snapshot across a crash** (streams/state_checkpoint.py): at
   exit, if the store then reflects committed records only, it is flushed and a checkpoint written
   beside it (:meth:`PartStore.keep`); while it runs, a copy of it as of a commit is made now and
-  then (:meth:`PartStore.snapshot`: RocksDB's checkpoint, hard links, with its own checkpoint file
+  then (:meth:`PartStore.copy` and :meth:`PartStore.publish`: RocksDB's checkpoint, hard links, with its own checkpoint file
   in ``snapshot/``). The next start on the host for the same changelog adopts the freshest kept
   store, or else the freshest snapshot of a store whose process died (its live files are replaced
   by the snapshot's), and recovery reads only what came after. A store with neither, or a stale one,
@@ -58,7 +58,7 @@ log = logging.getLogger(__name__)
 STATE = b"\x00s\x00"  # local prefix of the slim-state records (the changelog keys them by the bare key)
 LOCK = "lock"
 SWEEP_LOCK = ".lock"  # in the state directory: held while a worker sweeps it and makes its own
-SNAPSHOT = "snapshot"  # in a store's directory: its copy as of a commit (PartStore.snapshot)
+SNAPSHOT = "snapshot"  # in a store's directory: its copy as of a commit (PartStore.copy, PartStore.publish)
 
 
 def state_dir(data_dir: Path) -> Path:
@@ -111,7 +111,7 @@ def _unheld_checkpoint(path: Path, topic: str, now_ms: int) -> tuple[Checkpoint,
             checkpoint, snapshot = checkpoint_file.read(path), False
             if checkpoint is None:
                 checkpoint, snapshot = checkpoint_file.read(path / SNAPSHOT), True
-            if checkpoint is not None and checkpoint.fresh(checkpoint.topic, now_ms):
+            if checkpoint is not None and checkpoint.fresh(now_ms):
                 return (checkpoint, snapshot) if topic and checkpoint.topic == topic else None
             shutil.rmtree(path, ignore_errors=True)
             log.info("om.state_store.removed_stale", extra={"directory": path.name})
@@ -196,11 +196,6 @@ class PartStore:
                 os.replace(current, old)
             os.replace(fresh, current)  # a death between the two renames leaves no snapshot: read whole
             shutil.rmtree(old, ignore_errors=True)
-
-    def snapshot(self, checkpoint: Checkpoint) -> None:
-        """:meth:`copy` and :meth:`publish` at once."""
-        if self.copy():
-            self.publish(checkpoint)
 
     def keep(self, checkpoint: Checkpoint) -> None:
         """Flush the store to disk and write ``checkpoint`` beside it: a later start may adopt it."""
