@@ -30,7 +30,7 @@ from bench.restart import PARTITIONS, timed_start, waiting
 from bench.worker import BOOTSTRAP, Arrivals
 from processors.config import OMConfig
 from processors.machine import decide, event_key
-from streams.harness.worker_log import log_entries
+from streams.harness.worker_log import log_events
 from streams.harness.workers import WorkerProcess, wait_until
 from streams.internal_topics import app_id, changelog_topic
 from streams.state_changelog import writes
@@ -86,9 +86,10 @@ async def main(keys: int) -> None:
             process.handles[0].stop()
             kept = await timed_start(process, arrivals, waiting("kept", "after-kept"), 2, restart=True)
             log = process.handles[0].log
-            copies = len(snapshots(log))
-            await wait_until(lambda: len(snapshots(log)) > copies, 120, "the worker made no snapshot of its store")
-            copy_s = snapshots(log)[-1]["fence_s"]
+            copies = len(log_events(log, "om.state_store.snapshot"))
+            await wait_until(lambda: len(log_events(log, "om.state_store.snapshot")) > copies, 120,
+                             "the worker made no snapshot of its store")
+            copy_s = log_events(log, "om.state_store.snapshot")[-1]["fence_s"]
             process.kill()
             crashed = await timed_start(process, arrivals, waiting("crashed", "after-crash"), 3, restart=True)
         mib = 2**20
@@ -107,7 +108,3 @@ async def main(keys: int) -> None:
     finally:
         process.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def snapshots(log: Path) -> list[dict]:
-    return [e for e in log_entries(log) if e["event"] == "om.state_store.snapshot"]

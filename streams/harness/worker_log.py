@@ -25,3 +25,8 @@ def log_entries(log: Path) -> list[dict]:
         if isinstance(entry, dict):
             entries.append(entry)
     return entries
+
+
+def log_events(log: Path, event: str) -> list[dict]:
+    """The entries of ``log`` whose event is ``event``, in order."""
+    return [e for e in log_entries(log) if e.get("event") == event]

@@ -22,7 +22,7 @@ from schemas.messages import ChatMessage
 from streams.om_config import load_config
 from streams.settings import Settings
 from streams.topics import Topics
-from streams.harness.worker_log import log_entries
+from streams.harness.worker_log import log_events
 from tests.faults.conftest import FaultReport
 from tests.integration.forgotten_transactions import (
     partition_verification_off,
@@ -291,8 +291,8 @@ async def test_restarts_adopt_the_kept_store_or_its_snapshot_and_change_nothing(
                                 f"{round_number}")
                     handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
                 elif round_number == 8:
-                    copies = len(_events(handle.log, "om.state_store.snapshot"))
-                    await wait_until(lambda: len(_events(handle.log, "om.state_store.snapshot")) > copies, 30,
+                    copies = len(log_events(handle.log, "om.state_store.snapshot"))
+                    await wait_until(lambda: len(log_events(handle.log, "om.state_store.snapshot")) > copies, 30,
                                      "no snapshot of the store was made")
                     handle.kill()
                     stops.append(round_number)
@@ -303,10 +303,10 @@ async def test_restarts_adopt_the_kept_store_or_its_snapshot_and_change_nothing(
                                      after_round=stop_and_start)
             assert stops == [3, 6, 8]
             await check_as_undisturbed(logs, expected, messages, fault)
-        kept = _events(handle.log, "om.state_store.kept")
-        adopted = _events(handle.log, "om.state_store.adopted")
-        adoptions = _events(handle.log, "om.state_store.adoption")
-        reads = _events(handle.log, "om.recovery.bulk_read")
+        kept = log_events(handle.log, "om.state_store.kept")
+        adopted = log_events(handle.log, "om.state_store.adopted")
+        adoptions = log_events(handle.log, "om.state_store.adoption")
+        reads = log_events(handle.log, "om.recovery.bulk_read")
         holding = kept[0]["partitions"] if kept else []  # the partitions the 4 threads' keys fall in
         assert len(kept) == 2 and holding and all(k["partitions"] == holding and k["keys"] == 4 for k in kept), \
             [(k["partitions"], k["keys"]) for k in kept]
@@ -318,10 +318,6 @@ async def test_restarts_adopt_the_kept_store_or_its_snapshot_and_change_nothing(
                       "read no changelog record from before it")
     finally:
         workers.stop()
-
-
-def _events(log: Path, name: str) -> list[dict]:
-    return [e for e in log_entries(log) if e["event"] == name]
 
 
 async def test_sigterm_during_a_model_call_stops_within_seconds_and_the_job_runs_once_after_restart(
