@@ -42,7 +42,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], object]]] = {
              lambda a: core_throughput.main(a.core_threads, a.core_per_thread)),
     "pipeline": ("1b. Processor throughput: the real Faust worker vs the core",
                  lambda a: asyncio.run(pipeline_throughput.main(
-                     [(a.pipeline_threads, a.pipeline_per_thread), (a.long_threads, a.long_per_thread)]))),
+                     [(a.pipeline_threads, a.pipeline_per_thread), (a.long_threads, a.long_per_thread),
+                      (a.many_threads, a.many_per_thread)]))),
     "changelog": ("1c. Changelog bytes per message, short and long threads",
                   lambda a: changelog_bytes.main([(a.pipeline_threads, a.pipeline_per_thread),
                                                   (a.long_threads, a.long_per_thread)])),
@@ -86,6 +87,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--pipeline-per-thread", type=int, default=250)
     p.add_argument("--long-threads", type=int, default=4, help="the long-thread pipeline run (state size grows)")
     p.add_argument("--long-per-thread", type=int, default=2_000)
+    p.add_argument("--many-threads", type=int, default=100, help="the pipeline run with the agent-turn workload's many keys")
+    p.add_argument("--many-per-thread", type=int, default=60)
     p.add_argument("--rate", type=float, default=20.0, help="offered load, messages/s")
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--latency-threads", type=int, default=10)

@@ -29,9 +29,8 @@ from aiokafka import AIOKafkaProducer
 
 from bench.corpus import messages
 from bench.stats import percentile, summary
-from bench.worker import BOOTSTRAP, Arrivals, children_cpu_seconds, cpu_seconds, keyed, running_worker
-from streams.services.errors import ServiceError
-from streams.services.kafka import LocalKafkaBroker
+from bench.worker import (BOOTSTRAP, Arrivals, children_cpu_seconds, cpu_seconds, keyed, local_broker_pid,
+                          running_worker)
 from streams.services.kafka_topics import create_topics
 from streams.settings import get_settings
 
@@ -69,16 +68,6 @@ async def broker_round_trips(prefix: str, count: int, rate: float) -> list[float
     async with Arrivals(BOOTSTRAP, topic, ident=bytes.decode) as pings:
         await asyncio.sleep(0.5)  # let the first pings not pay for the consumer's first metadata fetch
         return await latencies(topic, pings, [("ping", n.encode()) for n in names], names, rate)
-
-
-def local_broker_pid() -> int | None:
-    """The pid of the local broker (``om services up``) when the benchmark uses it, else None."""
-    try:
-        broker = LocalKafkaBroker.from_settings(get_settings())
-    except ServiceError:  # a broker on another machine: its CPU is not this machine's
-        return None
-    status = broker.status()
-    return status.pid if status.bootstrap == BOOTSTRAP else None
 
 
 def cpu_line(spent: dict[str, float], count: int, rate: float) -> str:

@@ -24,6 +24,8 @@ import orjson
 
 from processors.machine import lookup_key
 from schemas.messages import ChatMessage
+from streams.services.errors import ServiceError
+from streams.services.kafka import LocalKafkaBroker
 from streams.settings import get_settings
 from streams.topics import Topics
 from streams.harness.workers import EventLog, WorkerProcess, produce
@@ -95,6 +97,16 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process so far, from ``/proc/<pid>/stat`` (all its threads)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def local_broker_pid() -> int | None:
+    """The pid of the local broker (``om services up``) when the benchmark uses it, else None."""
+    try:
+        broker = LocalKafkaBroker.from_settings(get_settings())
+    except ServiceError:  # a broker on another machine: its CPU is not this machine's
+        return None
+    status = broker.status()
+    return status.pid if status.bootstrap == BOOTSTRAP else None
 
 
 def children_cpu_seconds(pid: int) -> float:
