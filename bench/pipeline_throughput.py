@@ -40,7 +40,9 @@ async def main(shapes: list[tuple[int, int]]) -> None:
 
 
 async def _run(threads: int, per_thread: int, roles: tuple[str, ...]) -> None:
-    batch = list(messages(threads, per_thread, salt="pipeline"))
+    # texts of their own per run: the core's baseline counts them with the process's token cache cold,
+    # as the worker's fresh process does (the same texts again made the roles split's baseline ~1.6x)
+    batch = list(messages(threads, per_thread, salt=f"pipeline-{threads}x{per_thread}-{'+'.join(roles)}"))
     pids: dict[str, int] = {}
     broker = local_broker_pid()
     async with running_worker({}, roles, pids) as (topics, arrivals):
