@@ -24,6 +24,10 @@ Rules this file keeps:
   (database, table, columns), kept for the process: the schema changes only through migrations
   (streams/migrate.py), which run before the sink starts. Given only column names,
   clickhouse-connect would describe the table before every insert (one more query each).
+* **A batch is freed when its insert returns.** clickhouse-connect's insert context refers to itself
+  (a bound method of its own), so the batch it holds lived until the next cyclic collection: in bench
+  8 at 32 agents, ~13,000 row lists at a time, and nearly all the collector found. The context is
+  emptied once the insert is done.
 * Data never becomes SQL: the rows follow the statement's ``FORMAT`` clause, where the engine
   reads them as data to the end of the call; the statement names only our own tables and columns.
   The engine keeps no query log (chDB has no ``system.query_log``); an error of a refused inline
@@ -58,7 +62,11 @@ def insert(client: Client, table: str, rows: Sequence[Sequence[Any]], columns: S
         client.command(f"INSERT INTO {table} ({', '.join(columns)}) SETTINGS precise_float_parsing = 1 "
                        "FORMAT JSONCompactEachRow", data=data)
         return
-    client.insert(table, rows, column_names=list(columns), column_type_names=types)
+    context = client.create_insert_context(table, list(columns), column_type_names=types, data=rows)
+    try:
+        client.insert(context=context)
+    finally:
+        vars(context).clear()  # it refers to itself (a bound method of its own): its rows would wait for a collection
 
 
 def inline_rows(rows: Sequence[Sequence[Any]], check: Callable[[Sequence[Any]], bool], max_bytes: int) -> bytes | None:

@@ -9,6 +9,9 @@ what was inserted (each row under its own sort key: a ReplacingMergeTree keeps o
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 from streams.sink import inserts
@@ -78,6 +81,26 @@ def test_a_batch_over_the_inline_bound_lands_the_native_way(clickhouse_dsn: str)
     assert inserts.inline_rows(big, lambda row: True, inserts.INLINE_MAX_BYTES) is None
     inserts.insert(client, "om_contexts", big, CONTEXT_COLUMNS)
     assert client.command("SELECT sum(length(windows)) FROM om_contexts") == 120_000
+
+
+class _Rows(list):
+    """A batch that can be referred to weakly."""
+
+
+def test_a_native_insert_frees_its_rows_without_waiting_for_a_collection(clickhouse_dsn: str) -> None:
+    """clickhouse-connect's insert context refers to itself; the batch it holds must not wait for the
+    cyclic collector (whose pauses hold the interpreter lock the reader's thread needs)."""
+    client = database_client(clickhouse_dsn)
+    rows = _Rows([f"thread:{i}", "r", None, None, None, 0, 0, "x" * 40_000, [], [], i + 1] for i in range(3))
+    gone = weakref.ref(rows)
+    gc.disable()
+    try:
+        inserts.insert(client, "om_contexts", rows, CONTEXT_COLUMNS)
+        del rows
+        assert gone() is None, "the insert's context keeps the batch in a reference cycle"
+    finally:
+        gc.enable()
+    assert client.command("SELECT count() FROM om_contexts") == 3
 
 
 def test_a_value_json_would_store_differently_sends_the_insert_the_native_way(clickhouse_dsn: str) -> None:
