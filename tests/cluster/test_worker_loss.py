@@ -45,6 +45,7 @@ KILL_ROUND = 2
 SESSION_MS = 10_000  # the default: three workers on a busy 2-core machine miss 6 s heartbeats and rebalance in a loop
 RESUME_BOUND_S = 60.0  # the session timeout + Faust's table recovery (~10 s, issue 20) + a busy machine
 METRICS_DEADLINE_S = 60.0
+OWNER_DEADLINE_S = 60.0  # a rebalance that began as a fault was chosen ends well within this
 OWNED = re.compile(r'om_consumer_lag\{(?=[^}]*topic="messages")[^}]*partition="(\d+)"')
 
 
@@ -113,10 +114,15 @@ async def busiest(workers: WorkerProcess, key_partitions: set[int],
                   exclude: Iterable[WorkerHandle]) -> tuple[WorkerHandle, set[int]]:
     """The live worker reading the most of the conversation's partitions, and those partitions."""
     gone = list(exclude)
-    alive = [h for h in workers.handles if h not in gone and h.proc is not None and h.proc.poll() is None]
-    owned = [(await asyncio.to_thread(owned_partitions, h)) & key_partitions for h in alive]
-    most = max(range(len(alive)), key=lambda i: len(owned[i]))
-    assert owned[most], f"no live worker reads any of {sorted(key_partitions)} yet"
+    deadline = time.monotonic() + OWNER_DEADLINE_S
+    while True:  # a rebalance under way (a late one after a fault) shows every worker owning nothing
+        alive = [h for h in workers.handles if h not in gone and h.proc is not None and h.proc.poll() is None]
+        owned = [(await asyncio.to_thread(owned_partitions, h)) & key_partitions for h in alive]
+        most = max(range(len(alive)), key=lambda i: len(owned[i]))
+        if owned[most] or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.2)
+    assert owned[most], f"no live worker reads any of {sorted(key_partitions)} after {OWNER_DEADLINE_S:.0f} s"
     return alive[most], owned[most]
 
 
