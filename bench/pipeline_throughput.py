@@ -69,8 +69,8 @@ async def _run(threads: int, per_thread: int, roles: tuple[str, ...]) -> None:
     print(f"  {'cycles failed':<28}{arrivals.failed_cycles:8d}         (a model error, or a job over the record limit)")
     print(f"  (producing took {produced - start:.2f} s of the {last - start:.2f} s)")
     if broker_s is not None:
-        broker_ms = broker_s * 1000 / len(batch)
-        ceiling = (os.cpu_count() or 1) * 1000 / (1000 / baseline + broker_ms)
+        broker_ms, cores = broker_s * 1000 / len(batch), os.cpu_count() or 1
+        ceiling = cores * 1000 / (1000 / baseline + broker_ms)
         print(f"  {'broker process CPU':<28}{broker_ms:8.2f} ms/msg   (the local broker, on this machine's cores)")
-        print(f"ceiling: core + broker alone on {os.cpu_count()} cores {ceiling:7,.0f} msgs/s   worker/core {ceiling / baseline:6.3f}"
+        print(f"ceiling: core + broker alone on {cores} cores {ceiling:7,.0f} msgs/s   worker/core {ceiling / baseline:6.3f}"
               f"   (a shell costing nothing; the target is 0.5)")

@@ -46,7 +46,7 @@ import faust
 from processors.config import OMConfig
 from processors.machine import idle_tick_reason
 from schemas.control import IdleTick
-from streams import commit_offsets, embedded, fetch_wait, flow_resume, llm_agent, metrics, txn_retry
+from streams import commit_offsets, embedded, fetch_wait, flow_resume, llm_agent, metrics, state_snapshots, txn_retry
 from streams.failpoint import crash_if_armed
 from streams.fold import BatchFolder, InputRecord
 from streams.hooks.redaction import redactor_for
@@ -62,7 +62,6 @@ from streams.recovery import PromptTableManager
 from streams.restart import error_name, restart_in_place
 from streams.settings import Settings
 from streams.stall_guard import StallGuard
-from streams import state_snapshots
 from streams.state_changelog import StateTable
 from streams.topics import RECORD_LIMIT, Topics
 from streams.transactions import Outbox
