@@ -30,8 +30,7 @@ from bench.restart import PARTITIONS, timed_start, waiting
 from bench.worker import BOOTSTRAP, Arrivals
 from processors.config import OMConfig
 from processors.machine import decide, event_key
-from streams.harness.worker_log import log_events
-from streams.harness.workers import WorkerProcess, wait_until
+from streams.harness.workers import WorkerProcess, next_log_event
 from streams.internal_topics import app_id, changelog_topic
 from streams.state_changelog import writes
 from streams.topics import Topics
@@ -85,11 +84,9 @@ async def main(keys: int) -> None:
             warm_rss = rss_bytes(process.handles[0].proc.pid)
             process.handles[0].stop()
             kept = await timed_start(process, arrivals, waiting("kept", "after-kept"), 2, restart=True)
-            log = process.handles[0].log
-            copies = len(log_events(log, "om.state_store.snapshot"))
-            await wait_until(lambda: len(log_events(log, "om.state_store.snapshot")) > copies, 120,
-                             "the worker made no snapshot of its store")
-            copy_s = log_events(log, "om.state_store.snapshot")[-1]["fence_s"]
+            snapshot = await next_log_event(process.handles[0].log, "om.state_store.snapshot", 120,
+                                            "the worker made no snapshot of its store")
+            copy_s = snapshot["fence_s"]
             process.kill()
             crashed = await timed_start(process, arrivals, waiting("crashed", "after-crash"), 3, restart=True)
         mib = 2**20

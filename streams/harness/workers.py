@@ -24,6 +24,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from schemas.lifecycle import decode_event
+from streams.harness.worker_log import log_events
 from streams.services.kafka_health import port_accepts
 from streams.services.kafka_topics import delete_topics
 from streams.services.worker_process import WorkerHandle, free_port
@@ -201,6 +202,13 @@ async def wait_until(condition: Callable[[], bool], deadline_s: float, what: str
     while not condition():
         assert time.monotonic() < deadline, f"{what} (not within {deadline_s:.0f} s)"
         await asyncio.sleep(0.02)
+
+
+async def next_log_event(log: Path, event: str, deadline_s: float, what: str) -> dict:
+    """The first ``event`` entry ``log`` gains from now on, waited for (``what`` names it if none comes)."""
+    seen = len(log_events(log, event))
+    await wait_until(lambda: len(log_events(log, event)) > seen, deadline_s, what)
+    return log_events(log, event)[seen]
 
 
 async def produce(bootstrap: str, topic: str, items: list[tuple[str, bytes]]) -> None:

@@ -23,6 +23,7 @@ from streams.om_config import load_config
 from streams.settings import Settings
 from streams.topics import Topics
 from streams.harness.worker_log import log_events
+from streams.harness.workers import next_log_event
 from tests.faults.conftest import FaultReport
 from tests.integration.forgotten_transactions import (
     partition_verification_off,
@@ -291,9 +292,7 @@ async def test_restarts_adopt_the_kept_store_or_its_snapshot_and_change_nothing(
                                 f"{round_number}")
                     handle.start(f"http://127.0.0.1:{handle.env['OM_WEB_PORT']}/")
                 elif round_number == 8:
-                    copies = len(log_events(handle.log, "om.state_store.snapshot"))
-                    await wait_until(lambda: len(log_events(handle.log, "om.state_store.snapshot")) > copies, 30,
-                                     "no snapshot of the store was made")
+                    await next_log_event(handle.log, "om.state_store.snapshot", 30, "no snapshot of the store was made")
                     handle.kill()
                     stops.append(round_number)
                     fault.broke(f"kill -9 after round {round_number}, once the store's snapshot was made")
